@@ -1,0 +1,1 @@
+"""Pure domain: models, validation, scoring, edit parsing. No I/O, no vendor imports."""

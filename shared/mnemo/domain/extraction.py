@@ -1,0 +1,32 @@
+"""What tier-2 extraction produces for one memory, whichever extractor (heuristic or LLM) made it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CATEGORIES = ("task", "idea", "decision", "preference", "fact", "event", "person", "reference", "note")
+Category = Literal["task", "idea", "decision", "preference", "fact", "event", "person", "reference", "note"]
+EntityKind = Literal["person", "organization", "place", "date", "product", "other"]
+
+
+class Entity(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    kind: EntityKind = "other"
+
+
+class Fact(BaseModel):
+    """A subject–predicate–object triple; provenance (memory id, version) is added by the service."""
+
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=100)
+    object: str = Field(min_length=1, max_length=300)
+
+
+class Extraction(BaseModel):
+    normalized_text: str
+    category: Category = "note"
+    entities: list[Entity] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -1,0 +1,127 @@
+"""The memory and its companions, as the services see them (never a storage or wire shape)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+MAX_TEXT_BYTES = 8 * 1024
+MAX_METADATA_BYTES = 16 * 1024
+
+NamespaceId = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:@\-]+$")
+]
+Author = Literal["user", "agent"]
+
+
+class Scope(StrEnum):
+    """API-key scopes; `admin` implies every other."""
+
+    READ = "memory:read"
+    WRITE = "memory:write"
+    DELETE = "memory:delete"
+    ADMIN = "admin"
+
+
+class Status(StrEnum):
+    OPEN = "open"
+    COMPLETED = "completed"
+    ARCHIVED = "archived"
+
+
+class EnrichmentState(StrEnum):
+    PENDING = "pending"
+    ENRICHED = "enriched"
+    FAILED = "failed"
+
+
+class Principal(BaseModel):
+    """Who is calling: resolved from the API key, never from arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    key_prefix: str
+    name: str = ""
+    scopes: frozenset[Scope] = frozenset()
+
+    def allows(self, scope: Scope) -> bool:
+        return Scope.ADMIN in self.scopes or scope in self.scopes
+
+
+class Enrichment(BaseModel):
+    state: EnrichmentState = EnrichmentState.PENDING
+    error: str | None = None
+    attempts: int = 0
+    model_id: str | None = None
+
+
+class Memory(BaseModel):
+    """One thought. `version` bumps on every change; writes are conditional on it."""
+
+    id: str
+    tenant: str
+    user_id: str = "default"
+    agent_id: str | None = None
+    group_id: str = "default"
+    author: Author = "agent"
+    raw: str
+    normalized_text: str
+    category: str | None = None
+    status: Status = Status.OPEN
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    captured_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    version: int = 1
+    enrichment: Enrichment = Field(default_factory=Enrichment)
+    content_hash: str
+    entities: list[str] = Field(default_factory=list)
+    importance: float | None = None
+
+
+class Activity(BaseModel):
+    """One line of a memory's history: what changed, by whom, at which version."""
+
+    memory_id: str
+    version: int
+    action: Literal["created", "edited", "completed", "archived", "reopened"]
+    actor: str
+    at: datetime
+    detail: str = ""
+
+
+class Cursor(BaseModel):
+    """Browse position: the last (created_at, id) returned; the next page starts strictly after it."""
+
+    cursor_created_at: datetime
+    cursor_id: str
+
+
+class Page(BaseModel):
+    items: list[Memory]
+    next_cursor: Cursor | None = None
+
+
+class ScoredMemory(BaseModel):
+    memory: Memory
+    score: float
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def normalize_text(raw: str) -> str:
+    """Canonical text for hashing and display: NFC, collapsed whitespace, trimmed."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFC", raw)).strip()
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(normalize_text(text).casefold().encode()).hexdigest()

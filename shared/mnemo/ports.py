@@ -1,0 +1,133 @@
+"""The ports: what services need from the outside world, named by role. Adapters implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
+
+
+class ApiKeyRecord(BaseModel):
+    """A stored API key: only the SHA-256 of the secret is kept."""
+
+    key_hash: str
+    prefix: str
+    tenant: str
+    name: str
+    scopes: list[str]
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class EnrichmentTask(BaseModel):
+    """The queue message: which memory at which version needs tier-2 enrichment."""
+
+    tenant: str
+    memory_id: str
+    version: int
+
+
+class BrowseQuery(BaseModel):
+    tenant: str
+    user_id: str
+    statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
+    authors: list[Author] = Field(default_factory=lambda: ["user"])
+    limit: int = 10
+    cursor: Cursor | None = None
+
+
+class SearchQuery(BaseModel):
+    """A scoped search. Tenant and user are mandatory: an index query is never unscoped."""
+
+    tenant: str
+    user_id: str
+    text: str
+    authors: list[Author] = Field(default_factory=lambda: ["user"])
+    statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
+    top_k: int = 10
+    vector: list[float] | None = None
+    expand_graph: bool = True
+
+
+class SearchHit(BaseModel):
+    memory_id: str
+    score: float = Field(ge=0.0, le=1.0)
+    components: dict[str, float] = Field(default_factory=dict)
+
+
+class IndexDocument(BaseModel):
+    """What the search index holds for one memory (derived from the store; rebuildable)."""
+
+    tenant: str
+    memory_id: str
+    user_id: str
+    agent_id: str | None = None
+    group_id: str = "default"
+    author: Author
+    status: Status
+    text: str
+    category: str | None = None
+    entities: list[str] = Field(default_factory=list)
+    captured_at: datetime
+    created_at: datetime
+    importance: float | None = None
+    vector: list[float] | None = None
+    embedding_model: str | None = None
+    links: list[str] = Field(default_factory=list)
+
+
+class MemoryStore(Protocol):
+    def put_new(self, memory: Memory) -> None:
+        """Create; fails with ConflictError if the id exists."""
+
+    def get(self, tenant: str, memory_id: str) -> Memory | None: ...
+
+    def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`."""
+
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+        """Replace the memory if its stored version is still `expected_version` (else ConflictError)."""
+
+    def browse(self, query: BrowseQuery) -> Page: ...
+
+    def history(self, tenant: str, memory_id: str) -> list[Activity]: ...
+
+    def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int: ...
+
+    def stale_pending(self, older_than: datetime, limit: int) -> list[Memory]:
+        """Memories still pending enrichment since before `older_than`, across tenants (reconciler)."""
+
+
+class KeyStore(Protocol):
+    def put(self, record: ApiKeyRecord) -> None: ...
+
+    def get(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def list(self, tenant: str) -> list[ApiKeyRecord]: ...
+
+    def revoke(self, tenant: str, prefix: str, at: datetime) -> ApiKeyRecord | None: ...
+
+
+class EnrichmentQueue(Protocol):
+    def send(self, task: EnrichmentTask) -> None: ...
+
+
+class SearchIndex(Protocol):
+    def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
+
+    def delete(self, tenant: str, memory_id: str) -> None: ...
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        """Hits best first, scores normalised to [0, 1]; only `query.tenant`/`query.user_id` documents."""
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order; batched by the adapter."""

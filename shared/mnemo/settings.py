@@ -1,0 +1,44 @@
+"""One settings model for every entry point; field names are the environment names in template.yaml."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class MnemoSettings(BaseSettings):
+    """Configuration read from `MNEMO_*` environment variables.
+
+    AWS endpoints are not settings of ours: boto3 already honours `AWS_ENDPOINT_URL_DYNAMODB`,
+    `AWS_ENDPOINT_URL_SQS` and `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`, which is how the local stack
+    points the same adapters at moto.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MNEMO_", extra="ignore")
+
+    memories_table: str = "mnemo-memories"
+    keys_table: str = "mnemo-keys"
+    queue_url: str = ""
+    dlq_url: str = ""
+
+    index: Literal["local", "opensearch"] = "local"
+    opensearch_url: str = ""
+    opensearch_service: Literal["aoss", "es", "none"] = "aoss"
+    opensearch_index: str = "mnemo-memories"
+
+    embedder: Literal["local", "bedrock"] = "local"
+    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimension: int = Field(default=1024, description="Bedrock Titan V2 output size: 256, 512 or 1024.")
+    model_dir: str = Field(default="", description="Folder holding the local MiniLM files; empty = ./models/minilm.")
+
+    extractor: Literal["heuristic", "bedrock"] = "heuristic"
+    llm_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+
+    public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")
+    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values MCP accepts.")
+
+    api_key: str = Field(default="", description="Local mode only: this exact key is registered at start-up.")
+    local_tenant: str = "local"
