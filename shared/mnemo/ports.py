@@ -8,6 +8,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from mnemo.domain.extraction import Extraction
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 
 
@@ -131,3 +132,8 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text, in order; batched by the adapter."""
+
+
+class Extractor(Protocol):
+    def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
+        """Normalised text, category, entities, facts and importance of one memory's text."""

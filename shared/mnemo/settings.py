@@ -22,6 +22,7 @@ class MnemoSettings(BaseSettings):
     keys_table: str = "mnemo-keys"
     queue_url: str = ""
     dlq_url: str = ""
+    max_receive_count: int = Field(default=5, description="The queue's RedrivePolicy maxReceiveCount.")
 
     index: Literal["local", "opensearch"] = "local"
     opensearch_url: str = ""

@@ -1,0 +1,17 @@
+"""REST API Lambda: FastAPI behind Mangum (HTTP API payload v2)."""
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mangum import Mangum
+
+from mnemo.surfaces.app import create_app
+
+logger = Logger(service="mnemo-api")
+metrics = Metrics(namespace="Mnemo", service="mnemo-api")
+_asgi = Mangum(create_app(rest=True, mcp=False), lifespan="off")
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@metrics.log_metrics
+def handler(event: dict, context: LambdaContext) -> dict:
+    return _asgi(event, context)

@@ -1,0 +1,17 @@
+"""MCP Lambda: stateless Streamable HTTP, JSON responses, one SDK app per request."""
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mangum import Mangum
+
+from mnemo.surfaces.app import create_app
+
+logger = Logger(service="mnemo-mcp")
+metrics = Metrics(namespace="Mnemo", service="mnemo-mcp")
+_asgi = Mangum(create_app(rest=False, mcp=True), lifespan="off")
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+@metrics.log_metrics
+def handler(event: dict, context: LambdaContext) -> dict:
+    return _asgi(event, context)

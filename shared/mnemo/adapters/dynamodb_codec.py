@@ -1,0 +1,110 @@
+"""Mapping between domain models and DynamoDB items (keys, timestamps, numbers)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from mnemo.domain.models import Activity, EnrichmentState, Memory
+
+MEMORY_SK = "MEMORY"
+HISTORY_PREFIX = "H#"
+RECONCILE_SHARDS = 4
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def ts(value: datetime) -> str:
+    """Fixed-width UTC ISO timestamp: lexicographic order equals time order (sort keys rely on it)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def memory_pk(tenant: str, memory_id: str) -> str:
+    return f"T#{tenant}#M#{memory_id}"
+
+
+def browse_pk(tenant: str, user_id: str, status: str, author: str) -> str:
+    return f"T#{tenant}#U#{user_id}#S#{status}#A#{author}"
+
+
+def browse_sk(created_at: datetime, memory_id: str) -> str:
+    return f"{ts(created_at)}#{memory_id}"
+
+
+def enrichment_pk(tenant: str, state: str) -> str:
+    return f"T#{tenant}#E#{state}"
+
+
+def reconcile_pk(memory_id: str) -> str:
+    return f"PENDING#{zlib.crc32(memory_id.encode()) % RECONCILE_SHARDS}"
+
+
+def memory_to_item(memory: Memory) -> dict[str, Any]:
+    """The stored item: the model's JSON form plus the key attributes of the table and its GSIs.
+
+    Metadata is kept as a JSON string so it round-trips exactly (DynamoDB has no float type).
+    """
+    body = memory.model_dump(mode="json", exclude={"metadata"})
+    item: dict[str, Any] = json.loads(json.dumps(body), parse_float=Decimal)
+    item["metadata_json"] = json.dumps(memory.metadata, separators=(",", ":"), sort_keys=True)
+    item["pk"] = memory_pk(memory.tenant, memory.id)
+    item["sk"] = MEMORY_SK
+    item["gsi1pk"] = browse_pk(memory.tenant, memory.user_id, memory.status, memory.author)
+    item["gsi1sk"] = browse_sk(memory.created_at, memory.id)
+    state = memory.enrichment.state
+    if state != EnrichmentState.ENRICHED:  # sparse: only unfinished work is indexed
+        item["gsi2pk"] = enrichment_pk(memory.tenant, state)
+        item["gsi2sk"] = f"{ts(memory.updated_at)}#{memory.id}"
+    if state == EnrichmentState.PENDING:
+        item["gsi3pk"] = reconcile_pk(memory.id)
+        item["gsi3sk"] = f"{ts(memory.updated_at)}#{memory.tenant}#{memory.id}"
+    return _strip_none(item)
+
+
+def item_to_memory(item: dict[str, Any]) -> Memory:
+    data = {k: _plain(v) for k, v in item.items() if not k.startswith(("pk", "sk", "gsi"))}
+    data["metadata"] = json.loads(data.pop("metadata_json", "{}"))
+    return Memory.model_validate(data)
+
+
+def activity_to_item(tenant: str, activity: Activity) -> dict[str, Any]:
+    item = activity.model_dump(mode="json")
+    item["pk"] = memory_pk(tenant, activity.memory_id)
+    item["sk"] = f"{HISTORY_PREFIX}{activity.version:010d}"
+    return item
+
+
+def item_to_activity(item: dict[str, Any]) -> Activity:
+    return Activity.model_validate({k: _plain(v) for k, v in item.items() if k not in ("pk", "sk")})
+
+
+def serialize(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items()}
+
+
+def deserialize(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def _strip_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_none(v) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

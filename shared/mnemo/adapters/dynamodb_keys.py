@@ -1,0 +1,73 @@
+"""`KeyStore` on the keys table: the SHA-256 of the secret is the key; a GSI lists a tenant's keys."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import deserialize, serialize, ts
+from mnemo.errors import ConflictError, DependencyError
+from mnemo.ports import ApiKeyRecord
+
+
+class DynamoDbKeyStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    def put(self, record: ApiKeyRecord) -> None:
+        item = record.model_dump(mode="json", exclude_none=True)
+        try:
+            self._db.put_item(
+                TableName=self._table, Item=serialize(item), ConditionExpression="attribute_not_exists(key_hash)"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise ConflictError("an API key with this secret already exists") from exc
+            raise DependencyError("key store unavailable") from exc
+        except BotoCoreError as exc:
+            raise DependencyError("key store unavailable") from exc
+
+    def get(self, key_hash: str) -> ApiKeyRecord | None:
+        item = self._call("get_item", TableName=self._table, Key=serialize({"key_hash": key_hash})).get("Item")
+        return ApiKeyRecord.model_validate(deserialize(item)) if item else None
+
+    def list(self, tenant: str) -> list[ApiKeyRecord]:
+        response = self._call(
+            "query",
+            TableName=self._table,
+            IndexName="by_tenant",
+            KeyConditionExpression="tenant = :t",
+            ExpressionAttributeValues=serialize({":t": tenant}),
+        )
+        return [ApiKeyRecord.model_validate(deserialize(i)) for i in response.get("Items", [])]
+
+    def revoke(self, tenant: str, prefix: str, at: datetime) -> ApiKeyRecord | None:
+        response = self._call(
+            "query",
+            TableName=self._table,
+            IndexName="by_tenant",
+            KeyConditionExpression="tenant = :t AND prefix = :p",
+            ExpressionAttributeValues=serialize({":t": tenant, ":p": prefix}),
+        )
+        items = response.get("Items", [])
+        if not items:
+            return None
+        record = ApiKeyRecord.model_validate(deserialize(items[0]))
+        self._call(
+            "update_item",
+            TableName=self._table,
+            Key=serialize({"key_hash": record.key_hash}),
+            UpdateExpression="SET revoked_at = :at",
+            ConditionExpression="attribute_exists(key_hash) AND tenant = :t",
+            ExpressionAttributeValues=serialize({":at": ts(at), ":t": tenant}),
+        )
+        return record.model_copy(update={"revoked_at": at})
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError("key store unavailable") from exc

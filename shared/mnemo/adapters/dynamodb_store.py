@@ -1,0 +1,200 @@
+"""`MemoryStore` on one DynamoDB table. Design and access patterns: docs/table-design.md."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import (
+    HISTORY_PREFIX,
+    MEMORY_SK,
+    RECONCILE_SHARDS,
+    activity_to_item,
+    browse_pk,
+    browse_sk,
+    deserialize,
+    enrichment_pk,
+    item_to_activity,
+    item_to_memory,
+    memory_pk,
+    memory_to_item,
+    serialize,
+    ts,
+)
+from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
+from mnemo.errors import ConflictError, DependencyError
+from mnemo.ports import BrowseQuery
+
+_BATCH_GET_LIMIT = 100
+
+
+class DynamoDbMemoryStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    def put_new(self, memory: Memory) -> None:
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=serialize(memory_to_item(memory)),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                raise ConflictError(f"memory {memory.id} already exists") from exc
+            raise _dependency(exc) from exc
+        except BotoCoreError as exc:
+            raise _dependency(exc) from exc
+
+    def get(self, tenant: str, memory_id: str) -> Memory | None:
+        response = self._call(
+            "get_item",
+            TableName=self._table,
+            Key=serialize({"pk": memory_pk(tenant, memory_id), "sk": MEMORY_SK}),
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return item_to_memory(deserialize(item)) if item else None
+
+    def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
+        found: dict[str, Memory] = {}
+        unique = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(unique), _BATCH_GET_LIMIT):
+            keys = [serialize({"pk": memory_pk(tenant, i), "sk": MEMORY_SK}) for i in unique[start : start + _BATCH_GET_LIMIT]]
+            request: dict[str, Any] = {self._table: {"Keys": keys}}
+            while request:
+                response = self._call("batch_get_item", RequestItems=request)
+                for item in response.get("Responses", {}).get(self._table, []):
+                    memory = item_to_memory(deserialize(item))
+                    if memory.tenant == tenant:  # the key already scopes it; defence in depth
+                        found[memory.id] = memory
+                request = response.get("UnprocessedKeys") or {}
+        return [found[i] for i in unique if i in found]
+
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+        put = {
+            "Put": {
+                "TableName": self._table,
+                "Item": serialize(memory_to_item(memory)),
+                "ConditionExpression": "attribute_exists(pk) AND version = :v",
+                "ExpressionAttributeValues": serialize({":v": expected_version}),
+            }
+        }
+        try:
+            if activity is None:
+                self._db.put_item(**put["Put"])
+                return
+            history = {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": serialize(activity_to_item(memory.tenant, activity)),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            }
+            self._db.transact_write_items(TransactItems=[put, history])
+        except ClientError as exc:
+            if _code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+                raise ConflictError(
+                    f"memory {memory.id} changed concurrently (expected version {expected_version}); retry"
+                ) from exc
+            raise _dependency(exc) from exc
+        except BotoCoreError as exc:
+            raise _dependency(exc) from exc
+
+    def browse(self, query: BrowseQuery) -> Page:
+        """Newest first across the requested (status, author) partitions, merged on (created_at, id)."""
+        candidates: list[Memory] = []
+        for status in query.statuses:
+            for author in query.authors:
+                candidates.extend(self._browse_partition(query, status, author))
+        candidates.sort(key=lambda m: (m.created_at, m.id), reverse=True)
+        items = candidates[: query.limit]
+        has_more = len(candidates) > query.limit
+        next_cursor = None
+        if has_more and items:
+            next_cursor = Cursor(cursor_created_at=items[-1].created_at, cursor_id=items[-1].id)
+        return Page(items=items, next_cursor=next_cursor)
+
+    def _browse_partition(self, query: BrowseQuery, status: str, author: str) -> list[Memory]:
+        values: dict[str, Any] = {":pk": browse_pk(query.tenant, query.user_id, status, author)}
+        condition = "gsi1pk = :pk"
+        if query.cursor is not None:
+            condition += " AND gsi1sk < :cursor"
+            values[":cursor"] = browse_sk(query.cursor.cursor_created_at, query.cursor.cursor_id)
+        response = self._call(
+            "query",
+            TableName=self._table,
+            IndexName="gsi1",
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=serialize(values),
+            ScanIndexForward=False,
+            Limit=query.limit + 1,  # one extra tells whether another page exists
+        )
+        return [item_to_memory(deserialize(item)) for item in response.get("Items", [])]
+
+    def history(self, tenant: str, memory_id: str) -> list[Activity]:
+        items = self._query_all(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :h)",
+            ExpressionAttributeValues=serialize({":pk": memory_pk(tenant, memory_id), ":h": HISTORY_PREFIX}),
+        )
+        return [item_to_activity(item) for item in items]
+
+    def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int:
+        total, start = 0, None
+        while True:
+            kwargs: dict[str, Any] = {
+                "TableName": self._table,
+                "IndexName": "gsi2",
+                "KeyConditionExpression": "gsi2pk = :pk",
+                "ExpressionAttributeValues": serialize({":pk": enrichment_pk(tenant, state)}),
+                "Select": "COUNT",
+            }
+            if start:
+                kwargs["ExclusiveStartKey"] = start
+            response = self._call("query", **kwargs)
+            total += response.get("Count", 0)
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return total
+
+    def stale_pending(self, older_than: datetime, limit: int) -> list[Memory]:
+        found: list[Memory] = []
+        for shard in range(RECONCILE_SHARDS):
+            response = self._call(
+                "query",
+                TableName=self._table,
+                IndexName="gsi3",
+                KeyConditionExpression="gsi3pk = :pk AND gsi3sk < :before",
+                ExpressionAttributeValues=serialize({":pk": f"PENDING#{shard}", ":before": ts(older_than)}),
+                Limit=limit,
+            )
+            found.extend(item_to_memory(deserialize(item)) for item in response.get("Items", []))
+        return sorted(found, key=lambda m: m.updated_at)[:limit]
+
+    def _query_all(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        while True:
+            response = self._call("query", **kwargs)
+            yield from (deserialize(item) for item in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise _dependency(exc) from exc
+
+
+def _code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+def _dependency(exc: Exception) -> DependencyError:
+    code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
+    return DependencyError(f"memory store unavailable ({code})")

@@ -1,0 +1,123 @@
+"""The composition root: settings → adapters → services, built once per process (per cold start).
+
+Nothing here runs at import. Adapters that only some requests need (the search index client, the
+embedding model, the LLM client) are built on first use, so a capture never pays for them.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
+
+from mnemo.settings import MnemoSettings
+
+if TYPE_CHECKING:
+    from mnemo.ports import EnrichmentQueue, MemoryStore, SearchIndex
+    from mnemo.services.enrichment import EnrichmentService
+    from mnemo.services.keys import KeyService
+    from mnemo.services.memories import MemoryService
+    from mnemo.services.status import StatusService
+
+
+class Container:
+    def __init__(self, settings: MnemoSettings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+
+    @cached_property
+    def _dynamodb(self) -> object:
+        from mnemo.adapters.aws import client
+
+        return client("dynamodb")
+
+    @cached_property
+    def _sqs(self) -> object:
+        from mnemo.adapters.aws import client
+
+        return client("sqs")
+
+    @cached_property
+    def store(self) -> MemoryStore:
+        from mnemo.adapters.dynamodb_store import DynamoDbMemoryStore
+
+        return DynamoDbMemoryStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def queue(self) -> EnrichmentQueue:
+        from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
+
+        return SqsEnrichmentQueue(self._sqs, self.settings.queue_url, self.settings.dlq_url)
+
+    @cached_property
+    def keys(self) -> KeyService:
+        from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
+        from mnemo.services.keys import KeyService
+
+        return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table))
+
+    @cached_property
+    def memories(self) -> MemoryService:
+        from mnemo.services.memories import MemoryService
+
+        return MemoryService(self.store, self.queue, self.index)
+
+    def index(self) -> SearchIndex:
+        with self._lock:
+            return self._index
+
+    @cached_property
+    def _index(self) -> SearchIndex:
+        if self.settings.index == "opensearch":
+            from mnemo.adapters.opensearch_index import OpenSearchIndex
+
+            return OpenSearchIndex.from_settings(self.settings)
+        from mnemo.adapters.local_index import LocalSearchIndex
+
+        return LocalSearchIndex()
+
+    @cached_property
+    def enrichment(self) -> EnrichmentService:
+        from mnemo.services.enrichment import EnrichmentService
+
+        return EnrichmentService(self.store, self.index, self._embedder(), self._extractor())
+
+    @cached_property
+    def status(self) -> StatusService:
+        from mnemo.services.status import StatusService
+
+        return StatusService(self.store, self.queue)
+
+    def _embedder(self):  # noqa: ANN202 - returns an Embedder
+        if self.settings.embedder == "bedrock":
+            from mnemo.adapters.bedrock import BedrockEmbedder
+
+            return BedrockEmbedder.from_settings(self.settings)
+        from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir())
+
+    def _extractor(self):  # noqa: ANN202 - returns an Extractor
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock import BedrockExtractor
+
+            return BedrockExtractor.from_settings(self.settings)
+        from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+
+        return HeuristicExtractor()
+
+
+def default_model_dir() -> str:
+    from pathlib import Path
+
+    return str(Path.cwd() / "models" / "minilm")
+
+
+@lru_cache(maxsize=1)
+def container() -> Container:
+    return Container(MnemoSettings())
+
+
+def reset() -> None:
+    """Forget the process-wide container (tests and the local server rebuild it with new settings)."""
+    container.cache_clear()

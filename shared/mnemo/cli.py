@@ -1,0 +1,69 @@
+"""Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `status`, against local or AWS tables.
+
+Uses the normal AWS credential chain; point it at a deployment with --keys-table/--memories-table
+(the stack Outputs) or the MNEMO_* environment variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from mnemo.errors import MnemoError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mnemo", description="Administer a Mnemo deployment.")
+    parser.add_argument("--keys-table", help="API keys table name (default: $MNEMO_KEYS_TABLE)")
+    parser.add_argument("--memories-table", help="memories table name (default: $MNEMO_MEMORIES_TABLE)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
+    create = keys.add_parser("create", help="create a key; the secret is printed once")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--name", required=True)
+    create.add_argument("--scopes", default="memory:read,memory:write,memory:delete", help="comma-separated")
+    listing = keys.add_parser("list", help="list a tenant's keys (never their secrets)")
+    listing.add_argument("--tenant", required=True)
+    revoke = keys.add_parser("revoke", help="revoke a key by its prefix")
+    revoke.add_argument("--tenant", required=True)
+    revoke.add_argument("prefix")
+
+    status = commands.add_parser("status", help="enrichment status of a tenant")
+    status.add_argument("--tenant", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.keys_table:
+        os.environ["MNEMO_KEYS_TABLE"] = args.keys_table
+    if args.memories_table:
+        os.environ["MNEMO_MEMORIES_TABLE"] = args.memories_table
+    from mnemo.bootstrap import container
+
+    services = container()
+    try:
+        if args.command == "keys" and args.action == "create":
+            created = services.keys.create(args.tenant, args.name, [s.strip() for s in args.scopes.split(",") if s.strip()])
+            print(f"created key {created.record.prefix} for tenant {args.tenant} ({', '.join(created.record.scopes)})")
+            print(f"secret (shown once, store it now): {created.secret}")
+        elif args.command == "keys" and args.action == "list":
+            for record in services.keys.list(args.tenant):
+                state = f"revoked {record.revoked_at:%Y-%m-%d}" if record.revoked_at else "active"
+                print(f"{record.prefix}\t{record.name}\t{','.join(record.scopes)}\t{record.created_at:%Y-%m-%d}\t{state}")
+        elif args.command == "keys" and args.action == "revoke":
+            record = services.keys.revoke(args.tenant, args.prefix)
+            print(f"revoked {record.prefix} ({record.name})")
+        elif args.command == "status":
+            print(json.dumps(services.status.for_tenant(args.tenant).model_dump(), indent=2))
+    except MnemoError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Validated inputs of the services. Every surface (MCP, REST) builds these, so the rules live once.
+
+Messages name the field and the limit, because an agent reads them and must be able to fix its call.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mnemo.domain.models import MAX_METADATA_BYTES, MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
+
+AuthorFilter = Literal["user", "agent", "all"]
+Detail = Literal["snippet", "full"]
+SearchMode = Literal["fast", "full"]
+
+
+def check_text(value: str, field: str) -> str:
+    text = value.strip()
+    if not text:
+        raise ValueError(f"{field} must be non-empty after trimming whitespace")
+    size = len(text.encode())
+    if size > MAX_TEXT_BYTES:
+        raise ValueError(f"{field} is {size} bytes; the limit is {MAX_TEXT_BYTES} bytes (8 KB)")
+    return text
+
+
+def as_utc(value: datetime) -> datetime:
+    """Naive timestamps are taken as UTC; everything is stored in UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class CaptureCommand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    raw: str
+    captured_at: datetime | None = None
+    as_user: bool | None = None
+    author: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
+    user_id: NamespaceId = "default"
+    agent_id: NamespaceId | None = None
+    group_id: NamespaceId = "default"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("raw")
+    @classmethod
+    def _raw(cls, value: str) -> str:
+        return check_text(value, "raw")
+
+    @field_validator("captured_at")
+    @classmethod
+    def _captured_at(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value else None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        size = len(json.dumps(value, separators=(",", ":")).encode())
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES} bytes")
+        return value
+
+    @property
+    def author_kind(self) -> Author:
+        """`as_user` true = the human's memory; omitted or false on API-key auth = agent-authored."""
+        return "user" if self.as_user else "agent"
+
+
+class RetrieveCommand(BaseModel):
+    """Browse (no query, or order=created_at) or search (query, order=relevance)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str | None = Field(default=None, max_length=MAX_TEXT_BYTES)
+    order: Literal["relevance", "created_at"] | None = None
+    top_k: int = Field(default=10, ge=1, le=100)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    mode: SearchMode = "full"
+    detail: Detail = "snippet"
+    author: AuthorFilter = "user"
+    include_agent: bool = False
+    user_id: NamespaceId = "default"
+    statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
+    cursor_created_at: datetime | None = None
+    cursor_id: str | None = Field(default=None, max_length=64)
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        return value.strip() or None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RetrieveCommand:
+        if self.order == "relevance" and not self.query:
+            raise ValueError("order=relevance requires a non-empty query; omit order (or use created_at) to browse")
+        if (self.cursor_created_at is None) != (self.cursor_id is None):
+            raise ValueError("cursor_created_at and cursor_id must be given together")
+        return self
+
+    @property
+    def is_browse(self) -> bool:
+        return self.query is None or self.order == "created_at"
+
+    @property
+    def authors(self) -> list[Author]:
+        chosen = "all" if self.include_agent else self.author
+        return ["user", "agent"] if chosen == "all" else [chosen]
+
+    @property
+    def cursor(self) -> Cursor | None:
+        if self.cursor_created_at is None or self.cursor_id is None:
+            return None
+        return Cursor(cursor_created_at=as_utc(self.cursor_created_at), cursor_id=self.cursor_id)
+
+
+class EditCommand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    edit_request: str | None = Field(default=None, max_length=2000)
+    raw_text: str | None = None
+    metadata: dict[str, Any] | None = None
+    status: Status | None = None
+
+    @field_validator("raw_text")
+    @classmethod
+    def _raw_text(cls, value: str | None) -> str | None:
+        return None if value is None else check_text(value, "raw_text")
+
+    @model_validator(mode="after")
+    def _something(self) -> EditCommand:
+        if not (self.edit_request and self.edit_request.strip()) and self.raw_text is None and self.metadata is None and self.status is None:
+            raise ValueError("give edit_request (plain-language change) or raw_text (direct replacement)")
+        return self

@@ -1,0 +1,3 @@
+from mnemo.local.server import main
+
+raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""`make dev`: the whole stack in one process on 127.0.0.1.
+
+moto's server (DynamoDB + SQS) in a thread, tables and queues created from template.yaml, the API
+key registered, the queue poller feeding the real worker handler, and uvicorn serving REST + MCP.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+# Short visibility timeout and few receives locally, so a failing memory reaches `failed` + DLQ
+# within minutes instead of the production hour (see docs/enrichment.md).
+LOCAL_QUEUE_OVERRIDES = {"VisibilityTimeout": 10, "maxReceiveCount": 3}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_function(name: str) -> Any:
+    """Import functions/<name>/app.py exactly as Lambda would load the handler module."""
+    path = REPO / "functions" / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"mnemo_function_{name}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class LocalStack:
+    """moto + resources + key + poller. `start()` returns the API key in use."""
+
+    def __init__(self, api_key: str | None = None) -> None:
+        self.api_key = api_key
+        self._moto: Any = None
+        self.poller: Any = None
+        self.resources: dict[str, str] = {}
+
+    def start(self) -> str:
+        from moto.server import ThreadedMotoServer
+
+        port = free_port()
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self._moto.start()
+        endpoint = f"http://127.0.0.1:{port}"
+        os.environ.update(
+            {
+                "AWS_ACCESS_KEY_ID": "local",
+                "AWS_SECRET_ACCESS_KEY": "local",
+                "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+                "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
+                "AWS_ENDPOINT_URL_SQS": endpoint,
+                "POWERTOOLS_METRICS_NAMESPACE": "Mnemo",
+                "POWERTOOLS_DEV": os.environ.get("POWERTOOLS_DEV", "false"),
+            }
+        )
+        from mnemo import bootstrap
+        from mnemo.adapters.aws import client
+        from mnemo.local.template_resources import create_local_resources
+
+        overrides = dict(LOCAL_QUEUE_OVERRIDES)
+        self.resources = create_local_resources(
+            client("dynamodb"), client("sqs"), os.environ.get("MNEMO_TEMPLATE", str(REPO / "template.yaml")), overrides
+        )
+        os.environ["MNEMO_MEMORIES_TABLE"] = self.resources["MemoriesTable"]
+        os.environ["MNEMO_KEYS_TABLE"] = self.resources["KeysTable"]
+        os.environ["MNEMO_QUEUE_URL"] = self.resources["EnrichmentQueue"]
+        os.environ["MNEMO_DLQ_URL"] = self.resources["EnrichmentDLQ"]
+        os.environ["MNEMO_MAX_RECEIVE_COUNT"] = str(overrides["maxReceiveCount"])
+        bootstrap.reset()
+        services = bootstrap.container()
+        if self.api_key:
+            services.keys.ensure(services.settings.local_tenant, "local", ["admin"], self.api_key)
+        else:
+            self.api_key = services.keys.create(services.settings.local_tenant, "local", ["admin"]).secret
+
+        from mnemo.local.poller import QueuePoller
+
+        worker = load_function("worker")
+        self.poller = QueuePoller(client("sqs"), services.settings.queue_url, worker.handler)
+        self.poller.start()
+        return self.api_key
+
+    def stop(self) -> None:
+        if self.poller is not None:
+            self.poller.stop()
+        if self._moto is not None:
+            self._moto.stop()
+
+
+def main() -> int:
+    import uvicorn
+
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "8000"))
+    stack = LocalStack(os.environ.get("MNEMO_API_KEY") or None)
+    key = stack.start()
+    from mnemo.surfaces.app import create_app
+
+    base = f"http://{host}:{port}"
+    print(
+        f"\nMnemo is running (local stack: moto DynamoDB + SQS, local index/embedder/extractor)\n"
+        f"  MCP:      {base}/mcp   (also {base}/api/mcp)\n"
+        f"  REST:     {base}/v1    OpenAPI: {base}/docs\n"
+        f"  API key:  {key}\n"
+        f"  Header:   Authorization: Bearer {key}\n"
+        f"Ctrl-C stops it.\n",
+        flush=True,
+    )
+    try:
+        uvicorn.run(create_app(), host=host, port=port, log_level=os.environ.get("MNEMO_LOG_LEVEL", "warning"))
+    finally:
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""API keys: create (the secret is shown once), authenticate, list, revoke.
+
+Only the SHA-256 of a secret is stored. A secret looks like `mn_<prefix>_<random>`; the prefix is
+public (it names the key in lists, logs and authorship) and the random part carries 256 bits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from mnemo.domain.models import Principal, Scope, utcnow
+from mnemo.errors import AuthenticationError, NotFoundError, ValidationFailed
+from mnemo.ports import ApiKeyRecord, KeyStore
+
+_CACHE_SECONDS = 60.0  # a warm function re-reads a key at most once a minute; revocation lands within it
+
+
+class CreatedKey(BaseModel):
+    secret: str
+    record: ApiKeyRecord
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def prefix_of(secret: str) -> str:
+    """`mn_ab12cd34_...` → `mn_ab12cd34`; keys of another shape use their first 11 characters."""
+    parts = secret.split("_")
+    return "_".join(parts[:2]) if len(parts) >= 3 and parts[0] == "mn" else secret[:11]
+
+
+class KeyService:
+    def __init__(self, store: KeyStore, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self._store = store
+        self._clock = clock
+        self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._lock = threading.Lock()
+
+    def create(self, tenant: str, name: str, scopes: Iterable[str], secret: str | None = None) -> CreatedKey:
+        chosen = sorted(set(scopes))
+        unknown = [s for s in chosen if s not in {m.value for m in Scope}]
+        if unknown or not chosen:
+            raise ValidationFailed(f"scopes must be a non-empty subset of {[m.value for m in Scope]}; got {chosen}")
+        if not tenant.strip():
+            raise ValidationFailed("tenant must be non-empty")
+        secret = secret or f"mn_{secrets.token_hex(4)}_{secrets.token_urlsafe(32)}"
+        if len(secret) < 20:
+            raise ValidationFailed("an API key secret must be at least 20 characters")
+        record = ApiKeyRecord(
+            key_hash=hash_secret(secret),
+            prefix=prefix_of(secret),
+            tenant=tenant,
+            name=name,
+            scopes=chosen,
+            created_at=self._clock(),
+        )
+        self._store.put(record)
+        return CreatedKey(secret=secret, record=record)
+
+    def ensure(self, tenant: str, name: str, scopes: Iterable[str], secret: str) -> ApiKeyRecord:
+        """Register this exact secret unless it already exists (local mode's MNEMO_API_KEY)."""
+        existing = self._store.get(hash_secret(secret))
+        return existing if existing else self.create(tenant, name, scopes, secret).record
+
+    def authenticate(self, secret: str | None) -> Principal:
+        if not secret:
+            raise AuthenticationError("missing API key: send Authorization: Bearer <key>")
+        key_hash = hash_secret(secret)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._cache.get(key_hash)
+        if cached and now - cached[0] < _CACHE_SECONDS:
+            principal = cached[1]
+        else:
+            record = self._store.get(key_hash)
+            principal = None
+            if record and record.revoked_at is None:
+                principal = Principal(
+                    tenant=record.tenant,
+                    key_prefix=record.prefix,
+                    name=record.name,
+                    scopes=frozenset(Scope(s) for s in record.scopes),
+                )
+            with self._lock:
+                self._cache[key_hash] = (now, principal)
+        if principal is None:
+            raise AuthenticationError("invalid or revoked API key")
+        return principal
+
+    def list(self, tenant: str) -> list[ApiKeyRecord]:
+        return sorted(self._store.list(tenant), key=lambda r: r.created_at)
+
+    def revoke(self, tenant: str, prefix: str) -> ApiKeyRecord:
+        record = self._store.revoke(tenant, prefix, self._clock())
+        if record is None:
+            raise NotFoundError(f"no key with prefix {prefix!r} in tenant {tenant!r}")
+        with self._lock:
+            self._cache.pop(record.key_hash, None)
+        return record

@@ -1,0 +1,182 @@
+"""Capture, read, search, edit and archive memories: the one service every surface calls."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+
+from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
+from mnemo.domain.models import (
+    Activity,
+    Enrichment,
+    Memory,
+    Page,
+    Principal,
+    Scope,
+    ScoredMemory,
+    Status,
+    content_hash,
+    normalize_text,
+    utcnow,
+)
+from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
+from mnemo.ports import BrowseQuery, EnrichmentQueue, EnrichmentTask, MemoryStore, SearchIndex, SearchQuery
+
+logger = logging.getLogger(__name__)
+
+_STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
+
+
+def require(principal: Principal, scope: Scope) -> None:
+    if not principal.allows(scope):
+        raise ForbiddenError(f"this API key lacks the {scope.value!r} scope")
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        queue: EnrichmentQueue,
+        index: Callable[[], SearchIndex],
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._store = store
+        self._queue = queue
+        self._index = index  # a factory: only searches pay for building the index client
+        self._clock = clock
+        self._new_id = new_id
+
+    # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
+    def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
+        require(principal, Scope.WRITE)
+        now = self._clock()
+        memory = Memory(
+            id=self._new_id(),
+            tenant=principal.tenant,
+            user_id=command.user_id,
+            agent_id=command.agent_id or command.author or principal.key_prefix,
+            group_id=command.group_id,
+            author=command.author_kind,
+            raw=command.raw,
+            normalized_text=normalize_text(command.raw),
+            metadata=command.metadata,
+            captured_at=command.captured_at or now,
+            created_at=now,
+            updated_at=now,
+            content_hash=content_hash(command.raw),
+        )
+        self._store.put_new(memory)
+        self._enqueue(memory)
+        return memory
+
+    def get(self, principal: Principal, memory_id: str) -> Memory:
+        require(principal, Scope.READ)
+        memory = self._store.get(principal.tenant, memory_id)
+        if memory is None:
+            raise NotFoundError(f"thought {memory_id} not found")
+        return memory
+
+    def history(self, principal: Principal, memory_id: str) -> list[Activity]:
+        self.get(principal, memory_id)
+        return self._store.history(principal.tenant, memory_id)
+
+    # -- reads ---------------------------------------------------------------------------
+    def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
+        require(principal, Scope.READ)
+        return self._store.browse(
+            BrowseQuery(
+                tenant=principal.tenant,
+                user_id=command.user_id,
+                statuses=command.statuses,
+                authors=command.authors,
+                limit=command.top_k,
+                cursor=command.cursor,
+            )
+        )
+
+    def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
+        require(principal, Scope.READ)
+        assert command.query is not None
+        hits = self._index().search(
+            SearchQuery(
+                tenant=principal.tenant,
+                user_id=command.user_id,
+                text=command.query,
+                authors=command.authors,
+                statuses=command.statuses,
+                top_k=command.top_k,
+                expand_graph=command.mode == "full",
+            )
+        )
+        if command.threshold is not None:
+            hits = [h for h in hits if h.score >= command.threshold]
+        memories = {m.id: m for m in self._store.get_many(principal.tenant, [h.memory_id for h in hits])}
+        results: list[ScoredMemory] = []
+        for hit in hits:
+            memory = memories.get(hit.memory_id)
+            # The index is derived and may lag the store: the store's status/author decide.
+            if memory and memory.status in command.statuses and memory.author in command.authors:
+                results.append(ScoredMemory(memory=memory, score=hit.score))
+        return results[: command.top_k]
+
+    # -- changes -------------------------------------------------------------------------
+    def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
+        require(principal, Scope.WRITE)
+        current = self.get(principal, memory_id)
+        text, status, action, detail = current.raw, current.status, "edited", ""
+        if command.raw_text is not None:
+            text, detail = command.raw_text, "text replaced"
+        elif command.edit_request:
+            parsed = parse_edit_request(command.edit_request)
+            if isinstance(parsed, SetStatus):
+                status = parsed.status
+            else:
+                text = apply_text_edit(current.raw, parsed)
+            detail = command.edit_request.strip()[:200]
+        if command.status is not None:
+            status = command.status
+        metadata = current.metadata if command.metadata is None else command.metadata
+        if status != current.status:
+            action = _STATUS_ACTIONS[status]
+        if text == current.raw and status == current.status and metadata == current.metadata:
+            return current  # already in the requested state: nothing to write
+        return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail)
+
+    def archive(self, principal: Principal, memory_id: str) -> Memory:
+        require(principal, Scope.DELETE)
+        current = self.get(principal, memory_id)
+        if current.status == Status.ARCHIVED:
+            return current
+        return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete_thought")
+
+    def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, **changes: object) -> Memory:
+        now = self._clock()
+        raw = str(changes.get("raw", current.raw))
+        updated = current.model_copy(
+            update={
+                **changes,
+                "normalized_text": normalize_text(raw),
+                "content_hash": content_hash(raw),
+                "version": current.version + 1,
+                "updated_at": now,
+                "enrichment": Enrichment(),  # re-embed, re-link, re-index the new version
+            }
+        )
+        activity = Activity(
+            memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail
+        )
+        self._store.save(updated, expected_version=current.version, activity=activity)
+        self._enqueue(updated)
+        return updated
+
+    def _enqueue(self, memory: Memory) -> None:
+        """Persisted is accepted: if the send fails, the reconciler re-enqueues the pending memory."""
+        try:
+            self._queue.send(EnrichmentTask(tenant=memory.tenant, memory_id=memory.id, version=memory.version))
+        except DependencyError:
+            logger.warning("enqueue failed; the reconciler will retry", extra={"memory_id": memory.id})

@@ -1,0 +1,32 @@
+"""Enrichment status of one tenant: what is still queued or running, and what failed."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from mnemo.domain.models import EnrichmentState
+from mnemo.ports import EnrichmentQueue, MemoryStore
+
+
+class EnrichmentStatus(BaseModel):
+    tenant: str
+    pending: int = Field(description="Memories queued or being enriched right now.")
+    failed: int = Field(description="Memories whose enrichment failed after every retry (see each memory's error).")
+    dlq: int = Field(description="Of those, messages parked in the dead-letter queue awaiting redrive.")
+
+
+class StatusService:
+    def __init__(self, store: MemoryStore, queue: EnrichmentQueue) -> None:
+        self._store = store
+        self._queue = queue
+
+    def for_tenant(self, tenant: str) -> EnrichmentStatus:
+        failed = self._store.count_by_enrichment(tenant, EnrichmentState.FAILED)
+        # A memory is marked failed exactly when its message exhausts its receives and moves to the
+        # DLQ, so the tenant's DLQ share equals its failed count (SQS cannot count per tenant).
+        return EnrichmentStatus(
+            tenant=tenant,
+            pending=self._store.count_by_enrichment(tenant, EnrichmentState.PENDING),
+            failed=failed,
+            dlq=failed,
+        )

@@ -1,0 +1,1 @@
+"""Surfaces: the MCP tool profiles and the REST API, mapped onto the services."""

@@ -1,0 +1,152 @@
+"""REST API under /v1: the same services and validation as MCP, JSON errors with a stable code."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mnemo.bootstrap import container
+from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Scope, Status
+from mnemo.services.memories import require
+from mnemo.surfaces.auth import authenticate
+from mnemo.surfaces.views import MemoryView, memory_view
+
+router = APIRouter(prefix="/v1")
+
+
+def principal(request: Request) -> Principal:
+    return authenticate(container().keys, request.headers)
+
+
+Caller = Annotated[Principal, Depends(principal)]
+
+
+class CreateMemory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="The memory text; non-empty after trimming, at most 8 KB.")
+    user_id: NamespaceId = "default"
+    agent_id: NamespaceId | None = None
+    group_id: NamespaceId = "default"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    captured_at: datetime | None = None
+    as_user: bool | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str) -> str:
+        return check_text(value, "content")
+
+
+class UpdateMemory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = None
+    edit_request: str | None = Field(default=None, max_length=2000)
+    metadata: dict[str, Any] | None = None
+    status: Status | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str | None) -> str | None:
+        return None if value is None else check_text(value, "content")
+
+
+class SearchMemories(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_TEXT_BYTES)
+    user_id: NamespaceId = "default"
+    top_k: int = Field(default=10, ge=1, le=100)
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    mode: Literal["fast", "full"] = "full"
+    author: Literal["user", "agent", "all"] = "all"
+
+
+class MemoryList(BaseModel):
+    results: list[MemoryView]
+    next_cursor: dict[str, str] | None = None
+
+
+class SearchResults(BaseModel):
+    results: list[MemoryView]
+    scope: dict[str, str]
+
+
+@router.post("/memories", status_code=201, response_model=MemoryView)
+def create_memory(body: CreateMemory, caller: Caller) -> MemoryView:
+    command = CaptureCommand(raw=body.content, **body.model_dump(exclude={"content"}))
+    return memory_view(container().memories.capture(caller, command))
+
+
+@router.get("/memories", response_model=MemoryList)
+def list_memories(
+    caller: Caller,
+    user_id: NamespaceId = "default",
+    author: Literal["user", "agent", "all"] = "all",
+    status: Annotated[list[Status] | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor_created_at: datetime | None = None,
+    cursor_id: str | None = None,
+) -> MemoryList:
+    command = RetrieveCommand(
+        user_id=user_id,
+        author=author,
+        statuses=status or [Status.OPEN],
+        top_k=limit,
+        cursor_created_at=cursor_created_at,
+        cursor_id=cursor_id,
+    )
+    page = container().memories.browse(caller, command)
+    cursor = page.next_cursor
+    return MemoryList(
+        results=[memory_view(m) for m in page.items],
+        next_cursor=None
+        if cursor is None
+        else {"cursor_created_at": cursor.cursor_created_at.isoformat(), "cursor_id": cursor.cursor_id},
+    )
+
+
+@router.get("/memories/{memory_id}", response_model=MemoryView)
+def get_memory(memory_id: str, caller: Caller) -> MemoryView:
+    return memory_view(container().memories.get(caller, memory_id))
+
+
+@router.get("/memories/{memory_id}/history", response_model=list[Activity])
+def memory_history(memory_id: str, caller: Caller) -> list[Activity]:
+    return container().memories.history(caller, memory_id)
+
+
+@router.patch("/memories/{memory_id}", response_model=MemoryView)
+def update_memory(memory_id: str, body: UpdateMemory, caller: Caller) -> MemoryView:
+    command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
+    return memory_view(container().memories.edit(caller, memory_id, command))
+
+
+@router.delete("/memories/{memory_id}", response_model=MemoryView)
+def delete_memory(memory_id: str, caller: Caller) -> MemoryView:
+    return memory_view(container().memories.archive(caller, memory_id))
+
+
+@router.post("/memories/search", response_model=SearchResults, response_model_exclude_none=True)
+def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
+    command = RetrieveCommand(
+        query=body.query, order="relevance", user_id=body.user_id, top_k=body.top_k,
+        threshold=body.threshold, mode=body.mode, author=body.author,
+    )
+    hits = container().memories.search(caller, command)
+    return SearchResults(
+        results=[memory_view(h.memory, score=h.score) for h in hits],
+        scope={"tenant": caller.tenant, "user_id": body.user_id, "author": body.author},
+    )
+
+
+@router.get("/status")
+def enrichment_status(caller: Caller, response: Response) -> dict[str, Any]:
+    require(caller, Scope.READ)
+    response.headers["cache-control"] = "no-store"
+    return container().status.for_tenant(caller.tenant).model_dump()

@@ -1,0 +1,118 @@
+"""Wire shapes. Built from domain models here so no surface ever serialises a Memory directly
+(and so no embedding or internal field can leak)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo.domain.models import Author, Memory, Status
+
+SNIPPET_CHARS = 280
+
+
+class EnrichmentView(BaseModel):
+    state: str = Field(description="pending | enriched | failed")
+    error: str | None = Field(default=None, description="Why enrichment failed, when state is failed.")
+
+
+class Thought(BaseModel):
+    """A thought as the Eigen Mesh tools return it (the seed's field names)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    normalizedText: str
+    category: str | None
+    author: Author
+    status: Status
+    created_at: datetime
+    captured_at: datetime
+    updated_at: datetime
+    version: int
+    user_id: str
+    agent_id: str | None
+    metadata: dict[str, Any]
+    entities: list[str]
+    enrichment: EnrichmentView
+    score: float | None = Field(default=None, description="Normalised relevance in [0, 1] (search mode only).")
+
+
+class MemoryView(BaseModel):
+    """A memory as the REST API returns it."""
+
+    id: str
+    content: str
+    text: str = Field(description="Normalised text.")
+    category: str | None
+    author: Author
+    status: Status
+    user_id: str
+    agent_id: str | None
+    group_id: str
+    metadata: dict[str, Any]
+    entities: list[str]
+    importance: float | None
+    captured_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    version: int
+    enrichment: EnrichmentView
+    score: float | None = None
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return f"{cut}…"
+
+
+def _enrichment(memory: Memory) -> EnrichmentView:
+    return EnrichmentView(state=memory.enrichment.state.value, error=memory.enrichment.error)
+
+
+def thought_view(memory: Memory, *, score: float | None = None, detail: str = "full") -> Thought:
+    text = memory.normalized_text if detail == "full" else snippet(memory.normalized_text)
+    return Thought(
+        id=memory.id,
+        normalizedText=text,
+        category=memory.category,
+        author=memory.author,
+        status=memory.status,
+        created_at=memory.created_at,
+        captured_at=memory.captured_at,
+        updated_at=memory.updated_at,
+        version=memory.version,
+        user_id=memory.user_id,
+        agent_id=memory.agent_id,
+        metadata=memory.metadata,
+        entities=memory.entities,
+        enrichment=_enrichment(memory),
+        score=None if score is None else round(score, 6),
+    )
+
+
+def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
+    return MemoryView(
+        id=memory.id,
+        content=memory.raw,
+        text=memory.normalized_text,
+        category=memory.category,
+        author=memory.author,
+        status=memory.status,
+        user_id=memory.user_id,
+        agent_id=memory.agent_id,
+        group_id=memory.group_id,
+        metadata=memory.metadata,
+        entities=memory.entities,
+        importance=memory.importance,
+        captured_at=memory.captured_at,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        version=memory.version,
+        enrichment=_enrichment(memory),
+        score=None if score is None else round(score, 6),
+    )

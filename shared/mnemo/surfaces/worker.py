@@ -1,0 +1,64 @@
+"""SQS → enrichment: Powertools BatchProcessor with partial batch failures.
+
+The batch-wide steps (load, extract, one embedding call) run first; then each record completes or
+fails on its own, so one bad record never fails its neighbours. A record failing on its last
+allowed receive marks its memory `failed` with the reason before SQS moves it to the DLQ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import ValidationError
+
+from mnemo.bootstrap import container
+from mnemo.ports import EnrichmentTask
+from mnemo.services.enrichment import Prepared
+
+logger = Logger(service="mnemo-worker")
+metrics = Metrics(namespace="Mnemo", service="mnemo-worker")
+
+
+class PoisonMessage(Exception):
+    """A message body that is not an enrichment task: retrying cannot help; it goes to the DLQ."""
+
+
+def handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    services = container()
+    enrichment = services.enrichment
+    tasks: dict[str, EnrichmentTask] = {}
+    for record in event.get("Records", []):
+        try:
+            tasks[record["messageId"]] = EnrichmentTask.model_validate_json(record["body"])
+        except ValidationError:
+            logger.error("unparseable enrichment message", extra={"message_id": record.get("messageId")})
+    prepared: dict[str, Prepared] = dict(zip(tasks, enrichment.prepare(list(tasks.values())), strict=True))
+    max_receives = services.settings.max_receive_count
+
+    def record_handler(record: SQSRecord) -> None:
+        item = prepared.get(record.message_id)
+        if item is None:
+            raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
+        try:
+            enrichment.complete(item)
+            metrics.add_metric(name="MemoriesEnriched", unit=MetricUnit.Count, value=1)
+        except Exception as exc:
+            final = int(record.attributes.approximate_receive_count) >= max_receives
+            logger.warning(
+                "enrichment failed",
+                extra={"memory_id": item.task.memory_id, "final": final, "error": type(exc).__name__},
+            )
+            metrics.add_metric(name="EnrichmentFailures", unit=MetricUnit.Count, value=1)
+            try:
+                enrichment.record_failure(item.task, exc, final=final)
+            except Exception:  # noqa: BLE001 - the original error is what SQS must see
+                logger.exception("could not record the failure on the memory")
+            raise
+
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=BatchProcessor(event_type=EventType.SQS), context=context
+    )

@@ -1,0 +1,64 @@
+"""Shared fixtures: moto-backed AWS with the tables and queues of template.yaml, and the services."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TEMPLATE = REPO / "template.yaml"
+TEST_KEY = "mn_testlocal_0123456789abcdefghijklmnop"
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """In-process moto with every table and queue of template.yaml; yields logical id → name/url."""
+    from moto import mock_aws
+
+    for name in list(os.environ):
+        if name.startswith(("AWS_ENDPOINT_URL", "MNEMO_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        from mnemo.adapters.aws import client
+        from mnemo.local.template_resources import create_local_resources
+
+        resources = create_local_resources(client("dynamodb"), client("sqs"), str(TEMPLATE), {"maxReceiveCount": 3})
+        monkeypatch.setenv("MNEMO_MEMORIES_TABLE", resources["MemoriesTable"])
+        monkeypatch.setenv("MNEMO_KEYS_TABLE", resources["KeysTable"])
+        monkeypatch.setenv("MNEMO_QUEUE_URL", resources["EnrichmentQueue"])
+        monkeypatch.setenv("MNEMO_DLQ_URL", resources["EnrichmentDLQ"])
+        monkeypatch.setenv("MNEMO_MAX_RECEIVE_COUNT", "3")
+        monkeypatch.setenv("MNEMO_MODEL_DIR", str(REPO / "models" / "minilm"))
+        yield resources
+
+
+@pytest.fixture
+def container(aws: dict[str, str]):  # noqa: ANN201
+    from mnemo import bootstrap
+
+    bootstrap.reset()
+    yield bootstrap.container()
+    bootstrap.reset()
+
+
+@pytest.fixture
+def principal(container):  # noqa: ANN001, ANN201
+    """An admin key of tenant `local`, registered like `make dev` registers MNEMO_API_KEY."""
+    container.keys.ensure("local", "test", ["admin"], TEST_KEY)
+    return container.keys.authenticate(TEST_KEY)
+
+
+def received(sqs, queue_url: str) -> list[dict]:  # noqa: ANN001
+    """Drain a queue (test helper)."""
+    messages = []
+    while True:
+        batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
+        if not batch:
+            return messages
+        messages.extend(batch)
