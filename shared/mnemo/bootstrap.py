@@ -120,4 +120,7 @@ def container() -> Container:
 
 def reset() -> None:
     """Forget the process-wide container (tests and the local server rebuild it with new settings)."""
+    from mnemo.adapters.aws import reset_session
+
     container.cache_clear()
+    reset_session()

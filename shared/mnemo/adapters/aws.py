@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import boto3
@@ -9,8 +10,24 @@ from botocore.config import Config
 
 # "standard" retry mode: exponential backoff with jitter on throttling and 5xx, bounded attempts.
 _RETRIES = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=3, read_timeout=10)
+_lock = threading.Lock()
+_session: boto3.session.Session | None = None
 
 
 def client(service: str, **kwargs: Any) -> Any:
-    """A client for `service`; endpoints come from AWS_ENDPOINT_URL_<SERVICE> when set (local stack)."""
-    return boto3.session.Session().client(service, config=kwargs.pop("config", _RETRIES), **kwargs)
+    """A client for `service`; endpoints come from AWS_ENDPOINT_URL_<SERVICE> when set (local stack).
+
+    One shared session: a new session per client re-reads every service model from disk (~0.3 s).
+    """
+    global _session
+    with _lock:
+        if _session is None:
+            _session = boto3.session.Session()
+        return _session.client(service, config=kwargs.pop("config", _RETRIES), **kwargs)
+
+
+def reset_session() -> None:
+    """Forget the shared session (tests that change credentials or endpoints between runs)."""
+    global _session
+    with _lock:
+        _session = None

@@ -45,8 +45,11 @@ class LocalStack:
         self.resources: dict[str, str] = {}
 
     def start(self) -> str:
+        import logging
+
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
         port = free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self._moto.start()

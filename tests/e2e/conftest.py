@@ -1,0 +1,69 @@
+"""The real local server (`python -m mnemo.local`, what `make dev` runs), started once per session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mnemo.local.server import free_port
+from tests.conftest import REPO, TEST_KEY
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    base: str
+    key: str
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+def start_server(log: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    environment.update({"PORT": str(port), "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared"), **env})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"local server exited early:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"local server did not become healthy:\n{log.read_text()}")
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()  # what Ctrl-C does, minus the terminal
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    process, base = start_server(log)
+    yield LocalServer(base=base, key=TEST_KEY)
+    stop_server(process)

@@ -1,0 +1,35 @@
+"""In-process HTTP clients over the ASGI app (REST + MCP), two tenants, moto underneath."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.conftest import TEST_KEY
+
+OTHER_KEY = "mn_othertenant_0123456789abcdefghijklmnop"
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+_ids = itertools.count(1)
+
+
+@pytest.fixture
+def http(container, principal) -> TestClient:  # noqa: ANN001
+    from mnemo.surfaces.app import create_app
+
+    container.keys.ensure("other", "other", ["admin"], OTHER_KEY)
+    return TestClient(create_app(), base_url="http://127.0.0.1:8000")
+
+
+def auth(key: str = TEST_KEY) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def mcp_call(http: TestClient, tool: str, arguments: dict[str, Any], key: str = TEST_KEY) -> dict[str, Any]:
+    """One stateless JSON-RPC tools/call; returns the JSON-RPC result."""
+    body = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    response = http.post("/mcp", json=body, headers={**MCP_HEADERS, **auth(key), "mcp-protocol-version": "2025-06-18"})
+    assert response.status_code == 200, response.text
+    return response.json()["result"]

@@ -1,0 +1,118 @@
+"""The numpy MiniLM must reproduce sentence-transformers: golden vectors at 1e-5, batching-invariant."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+from mnemo.errors import DependencyError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODEL_DIR = Path(os.environ.get("MNEMO_MODEL_DIR") or REPO_ROOT / "models" / "minilm")
+
+if not (MODEL_DIR / "model.safetensors").is_file() or not (MODEL_DIR / "tokenizer.json").is_file():
+    pytest.skip(f"MiniLM model not in {MODEL_DIR}: run `make model` or `python scripts/fetch_model.py`",
+                allow_module_level=True)
+
+
+def _golden_path() -> Path:
+    """Our own fixture first, so the tests never depend on the design folder beside the repo."""
+    candidates = [REPO_ROOT / "tests" / "data" / "minilm-golden.json",
+                  REPO_ROOT.parent / "shared" / "design" / "minilm-golden.json"]
+    if env := os.environ.get("MNEMO_GOLDEN_PATH"):
+        candidates.insert(0, Path(env))
+    return next((p for p in candidates if p.is_file()), candidates[0])
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_golden_path().read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalMiniLmEmbedder:
+    return LocalMiniLmEmbedder(MODEL_DIR, batch_size=4)
+
+
+def test_given_golden_texts_when_embedded_then_vectors_match_sentence_transformers(
+    embedder: LocalMiniLmEmbedder, golden: dict[str, Any]
+) -> None:
+    assert golden["model"] == embedder.model_id
+    got = np.asarray(embedder.embed(golden["texts"]), dtype=np.float64)
+    want = np.asarray(golden["embeddings"], dtype=np.float64)
+    assert got.shape == want.shape == (len(golden["texts"]), embedder.dimension)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    cosines = (got * want).sum(axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(want, axis=1))
+    assert cosines.min() > 0.99999
+
+
+def test_given_a_batch_when_embedded_one_at_a_time_then_same_vectors(
+    embedder: LocalMiniLmEmbedder, golden: dict[str, Any]
+) -> None:
+    batched = np.asarray(embedder.embed(golden["texts"]))
+    single = np.asarray([embedder.embed([text])[0] for text in golden["texts"]])
+    np.testing.assert_allclose(batched, single, rtol=0, atol=1e-6)
+
+
+def test_given_texts_of_mixed_lengths_when_embedded_then_order_is_preserved(
+    embedder: LocalMiniLmEmbedder, golden: dict[str, Any]
+) -> None:
+    texts = golden["texts"]
+    reordered = [texts[i] for i in (5, 0, 3, 4, 1, 2)]  # long first, so sorting must be undone
+    got = np.asarray(embedder.embed(reordered))
+    want = np.asarray(golden["embeddings"])[[5, 0, 3, 4, 1, 2]]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+
+
+def test_embeddings_are_unit_length(embedder: LocalMiniLmEmbedder, golden: dict[str, Any]) -> None:
+    vectors = embedder.embed(golden["texts"] + ["a", "a"])
+    assert all(isinstance(x, float) for x in vectors[0])
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(vectors), axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(vectors[-1], vectors[-2], rtol=0, atol=1e-6)
+
+
+def test_given_no_texts_then_no_vectors(embedder: LocalMiniLmEmbedder) -> None:
+    assert embedder.embed([]) == []
+
+
+def test_given_missing_model_when_embedding_then_dependency_error_names_the_fix(tmp_path: Path) -> None:
+    lazy = LocalMiniLmEmbedder(tmp_path / "nowhere")  # constructing does no I/O
+    assert lazy.embed([]) == []
+    with pytest.raises(DependencyError, match="fetch_model.py"):
+        lazy.embed(["hello"])
+
+
+def test_given_corrupt_model_files_when_embedding_then_dependency_error(tmp_path: Path) -> None:
+    for name in ("model.safetensors", "tokenizer.json"):
+        (tmp_path / name).write_bytes(b"not a model")
+    with pytest.raises(DependencyError, match="fetch_model.py"):
+        LocalMiniLmEmbedder(tmp_path).embed(["hello"])
+
+
+def test_given_concurrent_first_calls_then_model_loads_once_and_results_agree(
+    golden: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mnemo.adapters import minilm_embedder
+
+    loads: list[Path] = []
+    real_model = minilm_embedder._MiniLm
+
+    def counting_model(model_dir: Path) -> minilm_embedder._MiniLm:
+        loads.append(model_dir)
+        return real_model(model_dir)
+
+    monkeypatch.setattr(minilm_embedder, "_MiniLm", counting_model)
+    fresh = LocalMiniLmEmbedder(MODEL_DIR)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        vectors = list(pool.map(lambda text: fresh.embed([text])[0], golden["texts"][:4]))
+    assert len(loads) == 1
+    np.testing.assert_allclose(vectors, golden["embeddings"][:4], rtol=0, atol=1e-5)
