@@ -12,6 +12,6 @@ _asgi = Mangum(create_app(rest=False, mcp=True), lifespan="off")
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: LambdaContext) -> dict:
     return _asgi(event, context)

@@ -6,6 +6,6 @@ from mnemo.surfaces.worker import handle_batch, logger, metrics
 
 
 @logger.inject_lambda_context
-@metrics.log_metrics
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict, context: LambdaContext) -> dict:
     return handle_batch(event, context)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
+    from mnemo.services.recovery import RecoveryService
     from mnemo.services.status import StatusService
 
 
@@ -81,6 +82,12 @@ class Container:
         from mnemo.services.enrichment import EnrichmentService
 
         return EnrichmentService(self.store, self.index, self._embedder(), self._extractor())
+
+    @cached_property
+    def recovery(self) -> RecoveryService:
+        from mnemo.services.recovery import RecoveryService
+
+        return RecoveryService(self.store, self.queue, self.queue)  # type: ignore[arg-type]
 
     @cached_property
     def status(self) -> StatusService:

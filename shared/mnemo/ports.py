@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -91,7 +91,8 @@ class MemoryStore(Protocol):
         """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`."""
 
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
-        """Replace the memory if its stored version is still `expected_version` (else ConflictError)."""
+        """Replace the memory if the stored one is still at `expected_version` and at the revision
+        `memory` was read at (else ConflictError); the stored revision becomes `memory.revision + 1`."""
 
     def browse(self, query: BrowseQuery) -> Page: ...
 
@@ -137,3 +138,9 @@ class Embedder(Protocol):
 class Extractor(Protocol):
     def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
         """Normalised text, category, entities, facts and importance of one memory's text."""
+
+
+class DeadLetters(Protocol):
+    def move_back(self, limit: int, before_send: Callable[[EnrichmentTask], None]) -> int:
+        """Move up to `limit` DLQ messages to the main queue, calling `before_send` on each task
+        before it is sent (so its memory is reset before a worker can pick it up); returns the count."""

@@ -61,9 +61,11 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
     if state != EnrichmentState.ENRICHED:  # sparse: only unfinished work is indexed
         item["gsi2pk"] = enrichment_pk(memory.tenant, state)
         item["gsi2sk"] = f"{ts(memory.updated_at)}#{memory.id}"
-    if state == EnrichmentState.PENDING:
+    if state == EnrichmentState.PENDING and memory.enrichment.attempts == 0:
+        # Pending and never attempted: the only memories that can have lost their task.
+        queued_at = memory.enrichment.queued_at or memory.updated_at
         item["gsi3pk"] = reconcile_pk(memory.id)
-        item["gsi3sk"] = f"{ts(memory.updated_at)}#{memory.tenant}#{memory.id}"
+        item["gsi3sk"] = f"{ts(queued_at)}#{memory.tenant}#{memory.id}"
     return _strip_none(item)
 
 

@@ -76,12 +76,15 @@ class DynamoDbMemoryStore:
         return [found[i] for i in unique if i in found]
 
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+        """Conditional on both the content version and the revision read (so an enrichment result
+        cannot overwrite an edit, nor a stale enrichment state overwrite a newer one)."""
+        written = memory.model_copy(update={"revision": memory.revision + 1})
         put = {
             "Put": {
                 "TableName": self._table,
-                "Item": serialize(memory_to_item(memory)),
-                "ConditionExpression": "attribute_exists(pk) AND version = :v",
-                "ExpressionAttributeValues": serialize({":v": expected_version}),
+                "Item": serialize(memory_to_item(written)),
+                "ConditionExpression": "attribute_exists(pk) AND version = :v AND (revision = :r OR attribute_not_exists(revision))",
+                "ExpressionAttributeValues": serialize({":v": expected_version, ":r": memory.revision}),
             }
         }
         try:

@@ -1,13 +1,18 @@
-"""`EnrichmentQueue` on SQS: one message per (tenant, memory, version)."""
+"""`EnrichmentQueue` and `DeadLetters` on SQS: one message per (tenant, memory, version)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
 
 from mnemo.errors import DependencyError
 from mnemo.ports import EnrichmentTask
+
+logger = logging.getLogger(__name__)
 
 
 class SqsEnrichmentQueue:
@@ -21,3 +26,26 @@ class SqsEnrichmentQueue:
             self._sqs.send_message(QueueUrl=self._url, MessageBody=task.model_dump_json())
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError("enrichment queue unavailable") from exc
+
+    def move_back(self, limit: int, before_send: Callable[[EnrichmentTask], None]) -> int:
+        """Receive from the DLQ, reset, send to the queue, then delete: a crash re-delivers, never loses."""
+        moved = 0
+        try:
+            while moved < limit:
+                batch = self._sqs.receive_message(
+                    QueueUrl=self._dlq_url, MaxNumberOfMessages=min(10, limit - moved), WaitTimeSeconds=0
+                ).get("Messages", [])
+                if not batch:
+                    return moved
+                for message in batch:
+                    try:
+                        before_send(EnrichmentTask.model_validate_json(message["Body"]))
+                    except ValidationError:
+                        logger.error("DLQ message is not an enrichment task; left in the DLQ", extra={"id": message["MessageId"]})
+                        continue
+                    self._sqs.send_message(QueueUrl=self._url, MessageBody=message["Body"])
+                    self._sqs.delete_message(QueueUrl=self._dlq_url, ReceiptHandle=message["ReceiptHandle"])
+                    moved += 1
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError("dead-letter queue unavailable") from exc
+        return moved

@@ -60,6 +60,7 @@ class Enrichment(BaseModel):
     error: str | None = None
     attempts: int = 0
     model_id: str | None = None
+    queued_at: datetime | None = None  # last time a task was sent; the reconciler's clock
 
 
 class Memory(BaseModel):
@@ -79,7 +80,8 @@ class Memory(BaseModel):
     captured_at: datetime
     created_at: datetime
     updated_at: datetime
-    version: int = 1
+    version: int = 1  # the content version: bumps on every change a caller makes
+    revision: int = 0  # the item's write counter: every conditional write checks and bumps it
     enrichment: Enrichment = Field(default_factory=Enrichment)
     content_hash: str
     entities: list[str] = Field(default_factory=list)

@@ -22,12 +22,22 @@ from mnemo.domain.models import (
     normalize_text,
     utcnow,
 )
-from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
+from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
 from mnemo.ports import BrowseQuery, EnrichmentQueue, EnrichmentTask, MemoryStore, SearchIndex, SearchQuery
 
 logger = logging.getLogger(__name__)
 
 _STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
+
+
+def _retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
+    """Re-read and re-apply when a concurrent write (often the enrichment worker) moved the item on."""
+    for _ in range(tries - 1):
+        try:
+            return attempt()
+        except ConflictError:
+            continue
+    return attempt()
 
 
 def require(principal: Principal, scope: Scope) -> None:
@@ -69,6 +79,7 @@ class MemoryService:
             created_at=now,
             updated_at=now,
             content_hash=content_hash(command.raw),
+            enrichment=Enrichment(queued_at=now),
         )
         self._store.put_new(memory)
         self._enqueue(memory)
@@ -127,6 +138,9 @@ class MemoryService:
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
         require(principal, Scope.WRITE)
+        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command))
+
+    def _edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
         current = self.get(principal, memory_id)
         text, status, action, detail = current.raw, current.status, "edited", ""
         if command.raw_text is not None:
@@ -149,10 +163,14 @@ class MemoryService:
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
         require(principal, Scope.DELETE)
-        current = self.get(principal, memory_id)
-        if current.status == Status.ARCHIVED:
-            return current
-        return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete_thought")
+
+        def attempt() -> Memory:
+            current = self.get(principal, memory_id)
+            if current.status == Status.ARCHIVED:
+                return current
+            return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")
+
+        return _retry_on_conflict(attempt)
 
     def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, **changes: object) -> Memory:
         now = self._clock()
@@ -164,7 +182,7 @@ class MemoryService:
                 "content_hash": content_hash(raw),
                 "version": current.version + 1,
                 "updated_at": now,
-                "enrichment": Enrichment(),  # re-embed, re-link, re-index the new version
+                "enrichment": Enrichment(queued_at=now),  # re-embed, re-link, re-index the new version
             }
         )
         activity = Activity(

@@ -5,8 +5,9 @@ Declarative: names, argument types, defaults, ranges and response shapes mapped 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -51,7 +52,10 @@ class DeleteResult(BaseModel):
     message: str
 
 
-def _guard[T](call: Callable[[], T]) -> T:
+T = TypeVar("T")
+
+
+def _guard(call: Callable[[], T]) -> T:
     """Run a service call; turn anticipated failures into tool errors the model can read."""
     try:
         return call()
@@ -66,7 +70,16 @@ def _guard[T](call: Callable[[], T]) -> T:
 def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
     server = MCPServer(name="mnemo", title="Mnemo memory", instructions=INSTRUCTIONS)
 
-    @server.tool(annotations=ToolAnnotations(title="Capture a thought", read_only_hint=False, idempotent_hint=False))
+    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., T]], Callable[..., T]]:
+        """Register with the docstring, dedented, as the description the agent routes on."""
+
+        def register(fn: Callable[..., T]) -> Callable[..., T]:
+            server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+            return fn
+
+        return register
+
+    @tool(ToolAnnotations(title="Capture a thought", read_only_hint=False, idempotent_hint=False))
     def capture_thought(
         raw: Annotated[str, Field(description="The thought, as text. Non-empty after trimming; at most 8 KB.")],
         captured_at: Annotated[
@@ -94,7 +107,7 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
 
         return _guard(run)
 
-    @server.tool(annotations=ToolAnnotations(title="Search or browse thoughts", read_only_hint=True, idempotent_hint=True))
+    @tool(ToolAnnotations(title="Search or browse thoughts", read_only_hint=True, idempotent_hint=True))
     def retrieve_thoughts(
         query: Annotated[str | None, Field(description="What to look for. Omit to browse the newest thoughts.")] = None,
         order: Annotated[
@@ -148,7 +161,7 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
 
         return _guard(run)
 
-    @server.tool(annotations=ToolAnnotations(title="Edit a thought", read_only_hint=False, idempotent_hint=False))
+    @tool(ToolAnnotations(title="Edit a thought", read_only_hint=False, idempotent_hint=False))
     def edit_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID) from capture or retrieve.")],
         edit_request: Annotated[
@@ -168,7 +181,7 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
 
         return _guard(run)
 
-    @server.tool(annotations=ToolAnnotations(title="Archive a thought", read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @tool(ToolAnnotations(title="Archive a thought", read_only_hint=False, destructive_hint=False, idempotent_hint=True))
     def delete_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID).")],
     ) -> DeleteResult:
