@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
-    from mnemo.ports import EnrichmentQueue, MemoryStore, SearchIndex
+    from mnemo.ports import Embedder, EnrichmentQueue, GraphStore, MemoryStore, SearchIndex
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -61,7 +61,7 @@ class Container:
     def memories(self) -> MemoryService:
         from mnemo.services.memories import MemoryService
 
-        return MemoryService(self.store, self.queue, self.index)
+        return MemoryService(self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph)
 
     def index(self) -> SearchIndex:
         with self._lock:
@@ -81,7 +81,13 @@ class Container:
     def enrichment(self) -> EnrichmentService:
         from mnemo.services.enrichment import EnrichmentService
 
-        return EnrichmentService(self.store, self.index, self._embedder(), self._extractor())
+        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor())
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
+
+        return DynamoDbGraphStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def recovery(self) -> RecoveryService:
@@ -95,7 +101,8 @@ class Container:
 
         return StatusService(self.store, self.queue)
 
-    def _embedder(self):  # noqa: ANN202 - returns an Embedder
+    @cached_property
+    def embedder(self) -> Embedder:
         if self.settings.embedder == "bedrock":
             from mnemo.adapters.bedrock import BedrockEmbedder
 

@@ -47,11 +47,11 @@ class SearchQuery(BaseModel):
     tenant: str
     user_id: str
     text: str
+    vector: list[float] | None = None  # the query's embedding; None runs the lexical leg only
     authors: list[Author] = Field(default_factory=lambda: ["user"])
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
     top_k: int = 10
-    vector: list[float] | None = None
-    expand_graph: bool = True
+    expand_graph: bool = True  # mode=full; mode=fast skips graph-neighbour expansion
 
 
 class SearchHit(BaseModel):
@@ -60,17 +60,23 @@ class SearchHit(BaseModel):
     components: dict[str, float] = Field(default_factory=dict)
 
 
+# Lexical fields and their boosts: the lexical signal is the boosted sum of per-field BM25 scores.
+LEXICAL_FIELDS: dict[str, float] = {"text": 1.0, "entities": 0.5, "context": 0.3}
+
+
 class IndexDocument(BaseModel):
     """What the search index holds for one memory (derived from the store; rebuildable)."""
 
     tenant: str
     memory_id: str
+    version: int = 1
     user_id: str
     agent_id: str | None = None
     group_id: str = "default"
     author: Author
     status: Status
     text: str
+    context: str = ""  # words that help find this memory but are not its text (neighbour turns, dates)
     category: str | None = None
     entities: list[str] = Field(default_factory=list)
     captured_at: datetime
@@ -78,7 +84,7 @@ class IndexDocument(BaseModel):
     importance: float | None = None
     vector: list[float] | None = None
     embedding_model: str | None = None
-    links: list[str] = Field(default_factory=list)
+    links: dict[str, float] = Field(default_factory=dict)  # linked memory id -> link weight
 
 
 class MemoryStore(Protocol):
@@ -124,7 +130,13 @@ class SearchIndex(Protocol):
     def delete(self, tenant: str, memory_id: str) -> None: ...
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
-        """Hits best first, scores normalised to [0, 1]; only `query.tenant`/`query.user_id` documents."""
+        """Hits best first, scores normalised to [0, 1]; only `query.tenant`/`query.user_id` documents.
+
+        Runs the lexical and (when `query.vector` is set) semantic legs and ranks their union with
+        `mnemo.domain.scoring.fuse`, so every adapter scores identically."""
+
+    def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
+        """The `k` nearest documents of this scope by cosine (score = cosine clamped to [0, 1])."""
 
 
 class Embedder(Protocol):
@@ -144,3 +156,40 @@ class DeadLetters(Protocol):
     def move_back(self, limit: int, before_send: Callable[[EnrichmentTask], None]) -> int:
         """Move up to `limit` DLQ messages to the main queue, calling `before_send` on each task
         before it is sent (so its memory is reset before a worker can pick it up); returns the count."""
+
+
+class Link(BaseModel):
+    """An undirected edge between two memories of one scope, stored at both ends."""
+
+    memory_id: str
+    other_id: str
+    weight: float = Field(ge=0.0, le=1.0)
+    reason: str  # "semantic" | "entity"
+
+
+class StoredFact(BaseModel):
+    """A fact with its provenance: which memory, at which version, said it."""
+
+    fact_id: str
+    subject: str
+    predicate: str
+    object: str
+    memory_id: str
+    version: int
+
+
+class GraphStore(Protocol):
+    """Derived graph data (facts, entity postings, links), rewritten idempotently per enrichment."""
+
+    def sync(self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]) -> None:
+        """Make the stored facts, entity postings and links of `memory` exactly these (both link ends)."""
+
+    def clear(self, memory: Memory) -> None:
+        """Remove every fact, entity posting and link of `memory` (archive)."""
+
+    def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
+        """Ids of memories of this scope that mention any of `entities`, most recent first."""
+
+    def links(self, tenant: str, memory_id: str) -> list[Link]: ...
+
+    def facts(self, tenant: str, memory_id: str) -> list[StoredFact]: ...

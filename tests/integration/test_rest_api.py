@@ -90,7 +90,12 @@ def test_search_returns_scored_results_with_metadata(http, container) -> None:
                           "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
                           "awsRegion": "us-east-1"} for m in messages]}
     assert handle_batch(event, None) == {"batchItemFailures": []}
-    results = http.post("/v1/memories/search", headers=auth(), json={"query": "standups", "user_id": "carol"}).json()
-    assert [r["metadata"] for r in results["results"]] == [{"dia_id": "D1:1"}]
-    assert 0 < results["results"][0]["score"] <= 1 and results["results"][0]["text"] == "Standups are on Tuesdays"
+    results = http.post("/v1/memories/search", headers=auth(), json={"query": "standups", "user_id": "carol", "explain": True}).json()
+    best = results["results"][0]
+    assert best["metadata"] == {"dia_id": "D1:1"} and best["text"] == "Standups are on Tuesdays"
+    assert 0 < best["score"] <= 1 and all(r["score"] < best["score"] for r in results["results"][1:])
+    assert best["explain"]["lexical"] > 0 and best["explain"]["semantic"] > 0
     assert results["scope"] == {"tenant": "local", "user_id": "carol", "author": "all"}
+    strict = http.post("/v1/memories/search", headers=auth(), json={"query": "standups", "user_id": "carol", "threshold": best["score"]}).json()
+    assert [r["id"] for r in strict["results"]] == [best["id"]]
+    assert "explain" not in strict["results"][0] and "vector" not in str(strict)

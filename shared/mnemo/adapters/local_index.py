@@ -1,43 +1,53 @@
-"""`SearchIndex` in process: BM25 over the indexed text with the same filters as OpenSearch.
+"""`SearchIndex` in process: the same legs, filters and fusion as the OpenSearch adapter.
 
-The embedded default for local runs and tests. Documents are partitioned by (tenant, user_id), so
-a query can only ever touch its own partition: isolation by construction, not by filtering.
+Documents are partitioned by (tenant, user_id), so a query can only ever touch its own partition:
+isolation by construction, not by filtering. Per partition: an inverted index per lexical field
+(BM25) and a float32 matrix of unit vectors (exact cosine by one matrix-vector product).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from mnemo.domain.scoring import bm25_idf, bm25_term, lexical_score, top_k
+import numpy as np
+
+from mnemo.domain.models import Status, utcnow
+from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, fuse
 from mnemo.domain.text import tokenize
-from mnemo.ports import IndexDocument, SearchHit, SearchQuery
+from mnemo.ports import LEXICAL_FIELDS, IndexDocument, SearchHit, SearchQuery
+
+
+def leg_size(top_k: int) -> int:
+    """How many hits each leg contributes to fusion (the OpenSearch adapter uses the same)."""
+    return max(50, 5 * top_k)
 
 
 @dataclass
-class _Partition:
-    docs: dict[str, IndexDocument] = field(default_factory=dict)
-    terms: dict[str, Counter[str]] = field(default_factory=dict)  # memory id -> term frequencies
-    postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # term -> memory ids
+class _Field:
+    """BM25 statistics of one lexical field within one partition."""
+
+    terms: dict[str, Counter[str]] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+    postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     total_len: int = 0
 
-    def add(self, doc: IndexDocument) -> None:
-        self.remove(doc.memory_id)
-        counts = Counter(tokenize(doc.text))
-        self.docs[doc.memory_id] = doc
-        self.terms[doc.memory_id] = counts
-        self.total_len += sum(counts.values())
+    def add(self, memory_id: str, text: str) -> None:
+        counts = Counter(tokenize(text))
+        self.terms[memory_id] = counts
+        self.lengths[memory_id] = sum(counts.values())
+        self.total_len += self.lengths[memory_id]
         for term in counts:
-            self.postings[term].add(doc.memory_id)
+            self.postings[term].add(memory_id)
 
     def remove(self, memory_id: str) -> None:
         counts = self.terms.pop(memory_id, None)
-        self.docs.pop(memory_id, None)
         if counts is None:
             return
-        self.total_len -= sum(counts.values())
+        self.total_len -= self.lengths.pop(memory_id)
         for term in counts:
             ids = self.postings.get(term)
             if ids is not None:
@@ -45,12 +55,73 @@ class _Partition:
                 if not ids:
                     del self.postings[term]
 
+    def scores(self, terms: set[str], allowed: set[str], doc_count: int) -> dict[str, float]:
+        avg_len = self.total_len / doc_count if doc_count else 0.0
+        out: dict[str, float] = defaultdict(float)
+        for term in terms:
+            ids = self.postings.get(term)
+            if not ids:
+                continue
+            idf = bm25_idf(doc_count, len(ids))
+            for mid in ids & allowed:
+                out[mid] += bm25_term(self.terms[mid][term], idf, self.lengths[mid], avg_len)
+        return out
+
+
+@dataclass
+class _Partition:
+    docs: dict[str, IndexDocument] = field(default_factory=dict)
+    fields: dict[str, _Field] = field(default_factory=lambda: {name: _Field() for name in LEXICAL_FIELDS})
+    rows: dict[str, int] = field(default_factory=dict)  # memory id -> row of `matrix`
+    ids: list[str | None] = field(default_factory=list)  # row -> memory id (None = free)
+    matrix: np.ndarray | None = None
+
+    def add(self, doc: IndexDocument) -> None:
+        self.remove(doc.memory_id)
+        self.docs[doc.memory_id] = doc
+        for name, index in self.fields.items():
+            index.add(doc.memory_id, _field_text(doc, name))
+        if doc.vector is not None:
+            self._put_vector(doc.memory_id, np.asarray(doc.vector, dtype=np.float32))
+
+    def remove(self, memory_id: str) -> None:
+        if self.docs.pop(memory_id, None) is None:
+            return
+        for index in self.fields.values():
+            index.remove(memory_id)
+        row = self.rows.pop(memory_id, None)
+        if row is not None:
+            self.ids[row] = None
+
+    def _put_vector(self, memory_id: str, vector: np.ndarray) -> None:
+        if self.matrix is None:
+            self.matrix = np.zeros((64, vector.shape[0]), dtype=np.float32)
+        row = len(self.ids)
+        if row == self.matrix.shape[0]:  # grow geometrically: amortised O(1) inserts
+            self.matrix = np.vstack([self.matrix, np.zeros_like(self.matrix)])
+        self.matrix[row] = vector
+        self.ids.append(memory_id)
+        self.rows[memory_id] = row
+
+    def cosines(self, vector: list[float], allowed: set[str]) -> dict[str, float]:
+        if self.matrix is None or not self.rows:
+            return {}
+        sims = self.matrix[: len(self.ids)] @ np.asarray(vector, dtype=np.float32)
+        return {mid: float(sims[row]) for row, mid in enumerate(self.ids) if mid is not None and mid in allowed}
+
+
+def _field_text(doc: IndexDocument, name: str) -> str:
+    if name == "entities":
+        return " ".join(doc.entities)
+    return str(getattr(doc, name) or "")
+
 
 class LocalSearchIndex:
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], datetime] = utcnow) -> None:
         self._partitions: dict[tuple[str, str], _Partition] = defaultdict(_Partition)
         self._owner: dict[tuple[str, str], str] = {}  # (tenant, memory id) -> user id
         self._lock = threading.RLock()
+        self._clock = clock
 
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
         with self._lock:
@@ -68,32 +139,47 @@ class LocalSearchIndex:
                 self._partitions[(tenant, user)].remove(memory_id)
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
+        size = leg_size(query.top_k)
         with self._lock:
             partition = self._partitions.get((query.tenant, query.user_id))
             if partition is None or not partition.docs:
                 return []
-            allowed = {
-                mid
-                for mid, doc in partition.docs.items()
-                if doc.author in query.authors and doc.status in query.statuses
-            }
-            scores = self._bm25(partition, tokenize(query.text), allowed)
-        return [
-            SearchHit(memory_id=mid, score=lexical_score(raw), components={"lexical": lexical_score(raw)})
-            for mid, raw in top_k(scores, query.top_k)
-        ]
+            allowed = {m for m, d in partition.docs.items() if d.author in query.authors and d.status in query.statuses}
+            lexical = self._lexical(partition, query.text, allowed)
+            semantic = partition.cosines(query.vector, allowed) if query.vector is not None else {}
+            chosen = set(_best(lexical, size)) | set(_best(semantic, size))
+            candidates = [
+                Candidate(
+                    memory_id=mid,
+                    lexical=lexical.get(mid, 0.0),
+                    semantic=semantic.get(mid),
+                    importance=partition.docs[mid].importance,
+                    captured_at=partition.docs[mid].captured_at,
+                    links=tuple(partition.docs[mid].links.items()),
+                )
+                for mid in chosen
+            ]
+        ranked = fuse(candidates, top_k=query.top_k, now=self._clock(), expand_graph=query.expand_graph)
+        return [SearchHit(memory_id=r.memory_id, score=r.score, components=r.components) for r in ranked]
+
+    def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
+        with self._lock:
+            partition = self._partitions.get((tenant, user_id))
+            if partition is None:
+                return []
+            allowed = {m for m, d in partition.docs.items() if d.status != Status.ARCHIVED and m != exclude}
+            sims = partition.cosines(vector, allowed)
+        return [SearchHit(memory_id=m, score=max(0.0, min(1.0, sims[m]))) for m in _best(sims, k)]
 
     @staticmethod
-    def _bm25(partition: _Partition, terms: list[str], allowed: set[str]) -> dict[str, float]:
-        doc_count = len(partition.docs)
-        avg_len = partition.total_len / doc_count if doc_count else 0.0
-        scores: dict[str, float] = defaultdict(float)
-        for term in set(terms):
-            ids = partition.postings.get(term)
-            if not ids:
-                continue
-            idf = bm25_idf(doc_count, len(ids))
-            for mid in ids & allowed:
-                counts = partition.terms[mid]
-                scores[mid] += bm25_term(counts[term], idf, sum(counts.values()), avg_len)
-        return scores
+    def _lexical(partition: _Partition, text: str, allowed: set[str]) -> dict[str, float]:
+        terms = set(tokenize(text))
+        total: dict[str, float] = defaultdict(float)
+        for name, boost in LEXICAL_FIELDS.items():
+            for mid, score in partition.fields[name].scores(terms, allowed, len(partition.docs)).items():
+                total[mid] += boost * score
+        return total
+
+
+def _best(scores: dict[str, float], k: int) -> list[str]:
+    return [m for m, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]

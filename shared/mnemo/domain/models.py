@@ -114,6 +114,7 @@ class Page(BaseModel):
 class ScoredMemory(BaseModel):
     memory: Memory
     score: float
+    components: dict[str, float] = Field(default_factory=dict)
 
 
 def utcnow() -> datetime:

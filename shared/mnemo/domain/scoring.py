@@ -1,17 +1,56 @@
-"""Ranking maths as pure functions. Every score that reaches a caller lies in [0, 1].
+"""Ranking maths as pure functions, shared by every SearchIndex adapter. Scores reaching a caller
+lie in [0, 1]. docs/scoring.md explains the shape of each piece and the measurements behind it.
 
-See docs/scoring.md for why each piece is shaped as it is.
+An adapter runs two legs — lexical (BM25) and semantic (cosine k-NN) — and hands the union of their
+hits to `fuse` as `Candidate`s; `fuse` does everything else, so every adapter ranks identically.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 # A BM25 score of this size maps to 0.5: raw BM25 is unbounded, a threshold needs a fixed scale.
 LEXICAL_HALF_SCORE = 6.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each signal contributes to the fused score (they sum to 1)."""
+
+    lexical: float = 0.55
+    semantic: float = 0.35
+    importance: float = 0.05
+    recency: float = 0.05
+    graph_decay: float = 0.5  # a neighbour inherits this share of its parent's score × link weight
+    graph_parents: int = 5  # how many top hits lend their neighbours a score
+    recency_half_life_days: float = 180.0
+
+
+DEFAULT_WEIGHTS = Weights()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory found by at least one leg, with its raw signals."""
+
+    memory_id: str
+    lexical: float = 0.0  # raw BM25 (0 when the lexical leg did not find it)
+    semantic: float | None = None  # cosine similarity in [-1, 1] (None when the semantic leg did not run/find it)
+    importance: float | None = None
+    captured_at: datetime | None = None
+    links: tuple[tuple[str, float], ...] = field(default=())  # (other memory id, link weight)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    memory_id: str
+    score: float
+    components: dict[str, float]
 
 
 def bm25_idf(doc_count: int, doc_freq: int) -> float:
@@ -32,10 +71,60 @@ def lexical_score(bm25: float) -> float:
     return saturate(bm25, LEXICAL_HALF_SCORE)
 
 
+def semantic_score(cosine: float | None) -> float:
+    """Cosine of unrelated sentences sits near 0 for sentence encoders; negative says nothing more."""
+    return 0.0 if cosine is None else max(0.0, min(1.0, cosine))
+
+
+def recency_score(captured_at: datetime | None, now: datetime, half_life_days: float) -> float:
+    if captured_at is None:
+        return 0.0
+    age_days = max(0.0, (now - captured_at).total_seconds() / 86_400)
+    return 0.5 ** (age_days / half_life_days)
+
+
+def fuse(
+    candidates: Sequence[Candidate],
+    *,
+    top_k: int,
+    now: datetime,
+    expand_graph: bool = True,
+    weights: Weights = DEFAULT_WEIGHTS,
+) -> list[Ranked]:
+    """Weighted sum of normalised signals, then graph expansion from the best hits."""
+    ranked: dict[str, Ranked] = {}
+    by_id = {c.memory_id: c for c in candidates}
+    for c in candidates:
+        parts = {
+            "lexical": lexical_score(c.lexical),
+            "semantic": semantic_score(c.semantic),
+            "importance": c.importance or 0.0,
+            "recency": recency_score(c.captured_at, now, weights.recency_half_life_days),
+        }
+        score = (
+            weights.lexical * parts["lexical"]
+            + weights.semantic * parts["semantic"]
+            + weights.importance * parts["importance"]
+            + weights.recency * parts["recency"]
+        )
+        ranked[c.memory_id] = Ranked(c.memory_id, clamp01(score), parts)
+    if expand_graph:
+        parents = sorted(ranked.values(), key=lambda r: (-r.score, r.memory_id))[: weights.graph_parents]
+        for parent in parents:
+            for other, link_weight in by_id[parent.memory_id].links:
+                lent = parent.score * link_weight * weights.graph_decay
+                current = ranked.get(other)
+                if current is None or lent > current.score:
+                    parts = dict(current.components) if current else {}
+                    parts["graph"] = lent
+                    ranked[other] = Ranked(other, clamp01(lent), parts)
+    return sorted(ranked.values(), key=lambda r: (-r.score, r.memory_id))[:top_k]
+
+
 def top_k(scores: Mapping[str, float], k: int) -> list[tuple[str, float]]:
     """Best first; ties broken by id so results are deterministic."""
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
-def clamp01(values: Sequence[float]) -> list[float]:
-    return [min(1.0, max(0.0, v)) for v in values]
+def clamp01(value: float) -> float:
+    return min(1.0, max(0.0, value))

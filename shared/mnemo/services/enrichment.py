@@ -1,22 +1,44 @@
-"""Tier-2 enrichment: extract, embed (batched across the SQS batch), index, mark enriched.
+"""Tier-2 enrichment: extract, embed (batched across the SQS batch), link, index, mark enriched.
 
-At-least-once safe: a task for an outdated version is skipped, every write is conditional on the
-version it read, and repeating a task rewrites the same derived state.
+At-least-once safe: a task for an outdated version is skipped, derived items have deterministic
+keys (a replay rewrites the same items), and the final write is conditional on the revision read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
-from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
+from mnemo.domain.models import Cursor, Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
-from mnemo.ports import Embedder, EnrichmentTask, Extractor, IndexDocument, MemoryStore, SearchIndex
+from mnemo.ports import (
+    BrowseQuery,
+    Embedder,
+    EnrichmentTask,
+    Extractor,
+    GraphStore,
+    IndexDocument,
+    Link,
+    MemoryStore,
+    SearchIndex,
+    StoredFact,
+)
 
 logger = logging.getLogger(__name__)
+
+SEMANTIC_LINKS = 5
+SEMANTIC_LINK_MIN_COSINE = 0.5
+ENTITY_LINKS = 5
+ENTITY_LINK_WEIGHT = 0.4
+SEQUENCE_LINK_WEIGHT = 0.6
+# The memory captured just before, by the same user, within this window, is its conversational
+# context (the question a turn answers, the topic a note continues).
+SEQUENCE_WINDOW = timedelta(minutes=30)
+SAME_MOMENT = timedelta(hours=6)
 
 
 @dataclass
@@ -31,10 +53,22 @@ class Prepared:
     skip_reason: str | None = None
 
 
+def fact_id(memory: Memory, subject: str, predicate: str, obj: str) -> str:
+    """Deterministic: the same fact from the same memory always has the same id (no duplicates)."""
+    key = "\x1f".join([memory.tenant, memory.id, subject.casefold(), predicate.casefold(), obj.casefold()])
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def date_words(moment: datetime) -> str:
+    """`8 May 2023 Monday` — lets a lexical query for a month or weekday find the memory."""
+    return f"{moment.day} {moment:%B %Y %A}"
+
+
 class EnrichmentService:
     def __init__(
         self,
         store: MemoryStore,
+        graph: GraphStore,
         index: Callable[[], SearchIndex],
         embedder: Embedder,
         extractor: Extractor,
@@ -42,10 +76,15 @@ class EnrichmentService:
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._store = store
+        self._graph = graph
         self._index = index
         self._embedder = embedder
         self._extractor = extractor
         self._clock = clock
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
 
     def prepare(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
         """Load, extract and embed a whole batch; one embedding call for all live memories."""
@@ -59,11 +98,11 @@ class EnrichmentService:
                     item.skip_reason = f"stale task (v{item.task.version}, memory at v{item.memory.version})"
                 elif item.memory.enrichment.state == EnrichmentState.ENRICHED:
                     item.skip_reason = "already enriched"  # redelivery after success
-                else:
+                elif item.memory.status != Status.ARCHIVED:
                     item.extraction = self._extractor.extract(item.memory.raw)
             except Exception as exc:  # noqa: BLE001 - kept per task, re-raised by complete()
                 item.error = exc
-        live = [p for p in prepared if p.extraction is not None and p.memory and p.memory.status != Status.ARCHIVED]
+        live = [p for p in prepared if p.extraction is not None]
         if live:
             try:
                 vectors = self._embedder.embed([p.extraction.normalized_text for p in live])  # type: ignore[union-attr]
@@ -75,33 +114,34 @@ class EnrichmentService:
         return prepared
 
     def complete(self, item: Prepared) -> None:
-        """Index and mark enriched; raises (so the message is retried) if any step failed."""
+        """Graph, index and the enriched state; raises (so the message is retried) on any failure."""
         if item.error is not None:
             raise item.error
         if item.skip_reason is not None:
             logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
             return
-        memory, extraction = item.memory, item.extraction
-        assert memory is not None and extraction is not None
-        index = self._index()
-        if memory.status == Status.ARCHIVED:
-            index.delete(memory.tenant, memory.id)
-        else:
-            index.upsert([self._document(memory, extraction, item.vector)])
-        enriched = memory.model_copy(
-            update={
-                "category": extraction.category,
-                "entities": [e.name for e in extraction.entities],
-                "importance": extraction.importance,
-                "enrichment": Enrichment(
-                    state=EnrichmentState.ENRICHED, attempts=memory.enrichment.attempts + 1, model_id=self._embedder.model_id
-                ),
-            }
-        )
-        try:
-            self._store.save(enriched, expected_version=memory.version)
-        except ConflictError:
-            logger.info("memory changed during enrichment; the newer version has its own task", extra={"memory_id": memory.id})
+        memory = item.memory
+        assert memory is not None
+        if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
+            self._index().delete(memory.tenant, memory.id)
+            self._graph.clear(memory)
+            self._mark_enriched(memory, memory.category, memory.entities, memory.importance)
+            return
+        extraction, vector = item.extraction, item.vector
+        assert extraction is not None and vector is not None
+        entities = [e.name for e in extraction.entities]
+        previous = self._previous(memory)
+        links = self._links(memory, entities, vector, previous)
+        facts = [
+            StoredFact(fact_id=fact_id(memory, f.subject, f.predicate, f.object), subject=f.subject,
+                       predicate=f.predicate, object=f.object, memory_id=memory.id, version=memory.version)
+            for f in extraction.facts
+        ]
+        self._graph.sync(memory, facts, entities, links)
+        all_links = {link.other_id: link.weight for link in self._graph.links(memory.tenant, memory.id)}
+        context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
+        self._index().upsert([self._document(memory, extraction, vector, context, all_links)])
+        self._mark_enriched(memory, extraction.category, entities, extraction.importance)
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
         """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
@@ -110,32 +150,82 @@ class EnrichmentService:
             return
         reason = error.message if isinstance(error, MnemoError) else f"{type(error).__name__}: {error}"[:500]
         state = EnrichmentState.FAILED if final else EnrichmentState.PENDING
-        updated = memory.model_copy(
-            update={
-                "enrichment": Enrichment(state=state, error=reason, attempts=memory.enrichment.attempts + 1),
-                "updated_at": memory.updated_at,
-            }
-        )
+        attempts = memory.enrichment.attempts + 1
+        updated = memory.model_copy(update={"enrichment": Enrichment(state=state, error=reason, attempts=attempts)})
         try:
             self._store.save(updated, expected_version=memory.version)
         except ConflictError:
             pass
 
-    @staticmethod
-    def _document(memory: Memory, extraction: Extraction, vector: list[float] | None) -> IndexDocument:
+    # -- steps ---------------------------------------------------------------------------
+    def _previous(self, memory: Memory) -> Memory | None:
+        """The memory captured just before this one in the same scope, if close enough in time."""
+        page = self._store.browse(
+            BrowseQuery(tenant=memory.tenant, user_id=memory.user_id, statuses=[Status.OPEN, Status.COMPLETED],
+                        authors=["user", "agent"], limit=1,
+                        cursor=Cursor(cursor_created_at=memory.created_at, cursor_id=memory.id))
+        )
+        if not page.items:
+            return None
+        previous = page.items[0]
+        close = memory.created_at - previous.created_at <= SEQUENCE_WINDOW
+        same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
+        return previous if close and same_moment else None
+
+    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: Memory | None) -> list[Link]:
+        weights: dict[str, tuple[float, str]] = {}
+
+        def offer(other: str, weight: float, reason: str) -> None:
+            if other != memory.id and weight > weights.get(other, (0.0, ""))[0]:
+                weights[other] = (round(weight, 4), reason)
+
+        for hit in self._index().similar(memory.tenant, memory.user_id, vector, SEMANTIC_LINKS, exclude=memory.id):
+            if hit.score >= SEMANTIC_LINK_MIN_COSINE:
+                offer(hit.memory_id, hit.score, "semantic")
+        if entities:
+            for other in self._graph.entity_neighbours(memory.tenant, memory.user_id, entities, ENTITY_LINKS + 1):
+                offer(other, ENTITY_LINK_WEIGHT, "entity")
+        if previous is not None:
+            offer(previous.id, SEQUENCE_LINK_WEIGHT, "sequence")
+        return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
+
+    def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None) -> None:
+        enriched = memory.model_copy(
+            update={
+                "category": category,
+                "entities": entities,
+                "importance": importance,
+                "enrichment": Enrichment(
+                    state=EnrichmentState.ENRICHED, attempts=memory.enrichment.attempts + 1,
+                    model_id=self._embedder.model_id,
+                ),
+            }
+        )
+        try:
+            self._store.save(enriched, expected_version=memory.version)
+        except ConflictError:
+            logger.info("memory changed during enrichment; the newer version has its own task", extra={"memory_id": memory.id})
+
+    def _document(
+        self, memory: Memory, extraction: Extraction, vector: list[float], context: str, links: dict[str, float]
+    ) -> IndexDocument:
         return IndexDocument(
             tenant=memory.tenant,
             memory_id=memory.id,
+            version=memory.version,
             user_id=memory.user_id,
             agent_id=memory.agent_id,
             group_id=memory.group_id,
             author=memory.author,
             status=memory.status,
             text=extraction.normalized_text,
+            context=context,
             category=extraction.category,
             entities=[e.name for e in extraction.entities],
             captured_at=memory.captured_at,
             created_at=memory.created_at,
             importance=extraction.importance,
             vector=vector,
+            embedding_model=self._embedder.model_id,
+            links=links,
         )

@@ -23,7 +23,18 @@ from mnemo.domain.models import (
     utcnow,
 )
 from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
-from mnemo.ports import BrowseQuery, EnrichmentQueue, EnrichmentTask, MemoryStore, SearchIndex, SearchQuery
+from mnemo.ports import (
+    BrowseQuery,
+    Embedder,
+    EnrichmentQueue,
+    EnrichmentTask,
+    GraphStore,
+    Link,
+    MemoryStore,
+    SearchIndex,
+    SearchQuery,
+    StoredFact,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +63,17 @@ class MemoryService:
         queue: EnrichmentQueue,
         index: Callable[[], SearchIndex],
         *,
+        embedder: Callable[[], Embedder] | None = None,
+        graph: GraphStore | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self._store = store
         self._queue = queue
-        self._index = index  # a factory: only searches pay for building the index client
+        # Factories: only searches pay for building the index client and loading the model.
+        self._index = index
+        self._embedder = embedder
+        self._graph = graph
         self._clock = clock
         self._new_id = new_id
 
@@ -96,6 +112,13 @@ class MemoryService:
         self.get(principal, memory_id)
         return self._store.history(principal.tenant, memory_id)
 
+    def related(self, principal: Principal, memory_id: str) -> tuple[list[Link], list[StoredFact]]:
+        """The memory's links and facts (derived by enrichment)."""
+        self.get(principal, memory_id)
+        if self._graph is None:
+            return [], []
+        return self._graph.links(principal.tenant, memory_id), self._graph.facts(principal.tenant, memory_id)
+
     # -- reads ---------------------------------------------------------------------------
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
         require(principal, Scope.READ)
@@ -113,14 +136,18 @@ class MemoryService:
     def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
         require(principal, Scope.READ)
         assert command.query is not None
+        vector = self._embedder().embed([command.query])[0] if self._embedder is not None else None
         hits = self._index().search(
             SearchQuery(
                 tenant=principal.tenant,
                 user_id=command.user_id,
                 text=command.query,
+                vector=vector,
                 authors=command.authors,
                 statuses=command.statuses,
-                top_k=command.top_k,
+                # Graph neighbours come back unfiltered (their status and author are checked
+                # against the store below), so ask for a few more than will be shown.
+                top_k=min(100, command.top_k + 10),
                 expand_graph=command.mode == "full",
             )
         )
@@ -132,7 +159,7 @@ class MemoryService:
             memory = memories.get(hit.memory_id)
             # The index is derived and may lag the store: the store's status/author decide.
             if memory and memory.status in command.statuses and memory.author in command.authors:
-                results.append(ScoredMemory(memory=memory, score=hit.score))
+                results.append(ScoredMemory(memory=memory, score=hit.score, components=hit.components))
         return results[: command.top_k]
 
     # -- changes -------------------------------------------------------------------------

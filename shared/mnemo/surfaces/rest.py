@@ -13,7 +13,7 @@ from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, 
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Scope, Status
 from mnemo.services.memories import require
 from mnemo.surfaces.auth import authenticate
-from mnemo.surfaces.views import MemoryView, memory_view
+from mnemo.surfaces.views import MemoryDetail, MemoryView, memory_detail, memory_view
 
 router = APIRouter(prefix="/v1")
 
@@ -65,6 +65,7 @@ class SearchMemories(BaseModel):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     mode: Literal["fast", "full"] = "full"
     author: Literal["user", "agent", "all"] = "all"
+    explain: bool = Field(default=False, description="Return each component of the score.")
 
 
 class MemoryList(BaseModel):
@@ -111,9 +112,12 @@ def list_memories(
     )
 
 
-@router.get("/memories/{memory_id}", response_model=MemoryView)
-def get_memory(memory_id: str, caller: Caller) -> MemoryView:
-    return memory_view(container().memories.get(caller, memory_id))
+@router.get("/memories/{memory_id}", response_model=MemoryDetail)
+def get_memory(memory_id: str, caller: Caller) -> MemoryDetail:
+    service = container().memories
+    memory = service.get(caller, memory_id)
+    links, facts = service.related(caller, memory_id)
+    return memory_detail(memory, links, facts)
 
 
 @router.get("/memories/{memory_id}/history", response_model=list[Activity])
@@ -140,7 +144,7 @@ def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
     )
     hits = container().memories.search(caller, command)
     return SearchResults(
-        results=[memory_view(h.memory, score=h.score) for h in hits],
+        results=[memory_view(h.memory, score=h.score, explain=h.components if body.explain else None) for h in hits],
         scope={"tenant": caller.tenant, "user_id": body.user_id, "author": body.author},
     )
 

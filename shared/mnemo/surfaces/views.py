@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.models import Author, Memory, Status
+from mnemo.ports import Link, StoredFact
 
 SNIPPET_CHARS = 280
 
@@ -61,6 +62,25 @@ class MemoryView(BaseModel):
     version: int
     enrichment: EnrichmentView
     score: float | None = None
+    explain: dict[str, float] | None = Field(default=None, description="Each normalised score component (explain=true).")
+
+
+class LinkView(BaseModel):
+    id: str = Field(description="The linked memory.")
+    weight: float
+    reason: str = Field(description="semantic | entity | sequence")
+
+
+class FactView(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+    version: int = Field(description="The memory version the fact was extracted from.")
+
+
+class MemoryDetail(MemoryView):
+    links: list[LinkView]
+    facts: list[FactView]
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -95,7 +115,7 @@ def thought_view(memory: Memory, *, score: float | None = None, detail: str = "f
     )
 
 
-def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
+def memory_view(memory: Memory, *, score: float | None = None, explain: dict[str, float] | None = None) -> MemoryView:
     return MemoryView(
         id=memory.id,
         content=memory.raw,
@@ -115,4 +135,13 @@ def memory_view(memory: Memory, *, score: float | None = None) -> MemoryView:
         version=memory.version,
         enrichment=_enrichment(memory),
         score=None if score is None else round(score, 6),
+        explain=None if explain is None else {k: round(v, 6) for k, v in explain.items()},
+    )
+
+
+def memory_detail(memory: Memory, links: list[Link], facts: list[StoredFact]) -> MemoryDetail:
+    return MemoryDetail(
+        **memory_view(memory).model_dump(),
+        links=[LinkView(id=link.other_id, weight=link.weight, reason=link.reason) for link in links],
+        facts=[FactView(subject=f.subject, predicate=f.predicate, object=f.object, version=f.version) for f in facts],
     )

@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from mnemo.bootstrap import container
+from mnemo.errors import MnemoError
 from mnemo.ports import EnrichmentTask
 from mnemo.services.enrichment import Prepared
 
@@ -51,6 +52,7 @@ def handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
             logger.warning(
                 "enrichment failed",
                 extra={"memory_id": item.task.memory_id, "final": final, "error": type(exc).__name__},
+                exc_info=not isinstance(exc, MnemoError),  # our own errors carry a clear message already
             )
             metrics.add_metric(name="EnrichmentFailures", unit=MetricUnit.Count, value=1)
             try:

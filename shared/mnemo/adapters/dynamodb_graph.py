@@ -1,0 +1,139 @@
+"""`GraphStore` on the memories table: facts and links in the memory's item collection, entity
+postings in one partition per (tenant, user, entity). Every key is deterministic, so replaying an
+enrichment rewrites the same items instead of adding duplicates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import deserialize, memory_pk, serialize
+from mnemo.domain.models import Memory
+from mnemo.errors import DependencyError
+from mnemo.ports import Link, StoredFact
+
+FACT_PREFIX = "F#"
+LINK_PREFIX = "L#"
+ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to delete them later)
+_BATCH_WRITE_LIMIT = 25
+
+
+def entity_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def posting_pk(tenant: str, user_id: str, entity: str) -> str:
+    return f"T#{tenant}#U#{user_id}#ENT#{entity_key(entity)}"
+
+
+class DynamoDbGraphStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    def sync(self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]) -> None:
+        pk = memory_pk(memory.tenant, memory.id)
+        existing = {item["sk"]: item for item in self._collection(pk)}
+        wanted: dict[tuple[str, str], dict[str, Any]] = {}
+        for fact in facts:
+            wanted[(pk, FACT_PREFIX + fact.fact_id)] = fact.model_dump()
+        for name in {entity_key(e): e for e in entities}.values():
+            wanted[(pk, ENTITY_PREFIX + entity_key(name))] = {"entity": name, "user_id": memory.user_id}
+            wanted[(posting_pk(memory.tenant, memory.user_id, name), f"M#{memory.id}")] = {
+                "memory_id": memory.id, "created_at": memory.created_at.isoformat(),
+            }
+        for link in links:
+            body = {"weight": str(link.weight), "reason": link.reason, "owner": memory.id}
+            wanted[(pk, LINK_PREFIX + link.other_id)] = {"memory_id": memory.id, "other_id": link.other_id, **body}
+            wanted[(memory_pk(memory.tenant, link.other_id), LINK_PREFIX + memory.id)] = {
+                "memory_id": link.other_id, "other_id": memory.id, **body,
+            }
+        stale = self._owned_keys(memory, existing, incoming_links=False)
+        deletes = [key for key in stale if key not in wanted]
+        self._write(puts=wanted, deletes=deletes)
+
+    def clear(self, memory: Memory) -> None:
+        pk = memory_pk(memory.tenant, memory.id)
+        existing = {i["sk"]: i for i in self._collection(pk)}
+        self._write(puts={}, deletes=self._owned_keys(memory, existing, incoming_links=True))
+
+    def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
+        found: dict[str, str] = {}
+        for name in list(dict.fromkeys(entity_key(e) for e in entities))[:10]:
+            response = self._call(
+                "query",
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues=serialize({":pk": posting_pk(tenant, user_id, name)}),
+                Limit=limit,
+            )
+            for item in response.get("Items", []):
+                posting = deserialize(item)
+                found.setdefault(posting["memory_id"], posting.get("created_at", ""))
+        return sorted(found, key=lambda mid: found[mid], reverse=True)
+
+    def links(self, tenant: str, memory_id: str) -> list[Link]:
+        items = self._collection(memory_pk(tenant, memory_id), LINK_PREFIX)
+        return [
+            Link(memory_id=i["memory_id"], other_id=i["other_id"], weight=float(i["weight"]), reason=i["reason"])
+            for i in items
+        ]
+
+    def facts(self, tenant: str, memory_id: str) -> list[StoredFact]:
+        items = self._collection(memory_pk(tenant, memory_id), FACT_PREFIX)
+        return [StoredFact.model_validate({k: v for k, v in i.items() if k not in ("pk", "sk")}) for i in items]
+
+    # -- helpers --------------------------------------------------------------------------
+    def _owned_keys(
+        self, memory: Memory, existing: dict[str, dict[str, Any]], *, incoming_links: bool
+    ) -> list[tuple[str, str]]:
+        """The items this memory's enrichment wrote (facts, postings, its links and their mirrors);
+        with `incoming_links`, also the links other memories made to it."""
+        pk = memory_pk(memory.tenant, memory.id)
+        keys: list[tuple[str, str]] = []
+        for sk, item in existing.items():
+            if sk.startswith(FACT_PREFIX):
+                keys.append((pk, sk))
+            elif sk.startswith(ENTITY_PREFIX):
+                keys.append((pk, sk))
+                keys.append((posting_pk(memory.tenant, item.get("user_id", memory.user_id), item["entity"]), f"M#{memory.id}"))
+            elif sk.startswith(LINK_PREFIX) and (incoming_links or item.get("owner") == memory.id):
+                keys.append((pk, sk))
+                keys.append((memory_pk(memory.tenant, item["other_id"]), LINK_PREFIX + memory.id))
+        return keys
+
+    def _collection(self, pk: str, prefix: str | None = None) -> list[dict[str, Any]]:
+        """The derived items of one memory (one Query; the range spans F#, H#, L#, MEMORY, N#)."""
+        if prefix:
+            condition, values = "pk = :pk AND begins_with(sk, :prefix)", {":pk": pk, ":prefix": prefix}
+        else:
+            condition, values = "pk = :pk AND sk BETWEEN :lo AND :hi", {":pk": pk, ":lo": "F#", ":hi": "N#\uffff"}
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table, "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": serialize(values),
+        }
+        while True:
+            response = self._call("query", **kwargs)
+            items.extend(deserialize(i) for i in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return [i for i in items if i["sk"].startswith((FACT_PREFIX, LINK_PREFIX, ENTITY_PREFIX))]
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+    def _write(self, *, puts: dict[tuple[str, str], dict[str, Any]], deletes: Sequence[tuple[str, str]]) -> None:
+        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": sk, **body})}} for (pk, sk), body in puts.items()]
+        requests += [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": sk})}} for pk, sk in dict.fromkeys(deletes)]
+        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
+            pending: dict[str, Any] = {self._table: requests[start : start + _BATCH_WRITE_LIMIT]}
+            while pending:
+                response = self._call("batch_write_item", RequestItems=pending)
+                pending = response.get("UnprocessedItems") or {}
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else type(exc).__name__
+            raise DependencyError(f"graph store unavailable ({code})") from exc

@@ -1,0 +1,160 @@
+"""OpenSearch request bodies as pure functions: data in, dicts out, no I/O and no opensearch-py.
+
+`opensearch_index.OpenSearchIndex` sends them; the contract tests pin them. Every body that reads
+documents for a caller carries the tenant and user_id term filters (`scope_filter`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mnemo.ports import LEXICAL_FIELDS, IndexDocument
+
+# The physical index is `<MNEMO_OPENSEARCH_INDEX>-v<MAPPING_VERSION>`. Bump the version on any
+# incompatible mapping change: the adapter then writes to a new, empty index, which the reindex
+# command fills from DynamoDB (the source of truth) before the old version is dropped.
+MAPPING_VERSION = 1
+
+# faiss HNSW, inner product. Why faiss: OpenSearch Serverless VECTORSEARCH collections build faiss
+# HNSW (the AWS guide's "Filtered search" example for vector collections uses faiss; its limitations
+# list excluded the lucene engine; the AWS Migration Assistant converts knn_vector mappings to faiss
+# HNSW "for serverless compatibility"), and faiss HNSW supports efficient filtering (the filter
+# inside the knn clause) since OpenSearch 2.9 (docs.opensearch.org, "Efficient k-NN filtering").
+# nmslib is deprecated and cannot filter efficiently. Why innerproduct: our vectors are unit length,
+# so the inner product is the cosine, without the per-query normalisation cosinesimil costs.
+KNN_METHOD: dict[str, Any] = {
+    "name": "hnsw",
+    "engine": "faiss",
+    "space_type": "innerproduct",
+    "parameters": {"m": 16, "ef_construction": 128},
+}
+
+_KEYWORD_FIELDS = ("memory_id", "tenant", "user_id", "agent_id", "group_id", "author", "status", "category",
+                   "embedding_model")
+
+
+def physical_index(base: str) -> str:
+    return f"{base}-v{MAPPING_VERSION}"
+
+
+def leg_size(top_k: int) -> int:
+    """How many hits each leg hands to fusion; the same as the local index's."""
+    return max(50, 5 * top_k)
+
+
+def index_body(dimension: int) -> dict[str, Any]:
+    """Settings and mapping of the physical index (strict: an unknown field is a bug, not a new field)."""
+    properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORD_FIELDS}
+    properties.update({
+        "vector": {"type": "knn_vector", "dimension": dimension, "method": KNN_METHOD},
+        "text": {"type": "text", "analyzer": "standard"},
+        "context": {"type": "text", "analyzer": "standard"},
+        "entities": {"type": "text", "analyzer": "standard",
+                     "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
+        "captured_at": {"type": "date"},
+        "created_at": {"type": "date"},
+        "importance": {"type": "float"},
+        "version": {"type": "integer"},
+        "links": {"type": "object", "enabled": False},  # memory id -> weight, kept in _source only
+    })
+    return {"settings": {"index": {"knn": True}}, "mappings": {"dynamic": "strict", "properties": properties}}
+
+
+def document_id(tenant: str, memory_id: str) -> str:
+    """The `_id` on a managed domain or self-hosted cluster (never on Serverless VECTORSEARCH).
+
+    A digest rather than `tenant:memory_id`: tenants may contain ':', and a digest cannot collide
+    across tenants whatever either id contains."""
+    return hashlib.sha256(f"{tenant}\x00{memory_id}".encode()).hexdigest()
+
+
+def document_source(doc: IndexDocument) -> dict[str, Any]:
+    """The stored document: every IndexDocument field; `vector` only when there is one."""
+    source = doc.model_dump(mode="json", exclude={"vector"})
+    if doc.vector is not None:
+        source["vector"] = list(doc.vector)
+    return source
+
+
+def scope_filter(
+    tenant: str,
+    user_id: str,
+    authors: Iterable[str],
+    statuses: Iterable[str],
+    *,
+    embedding_model: str | None = None,
+    exclude: str | None = None,
+) -> dict[str, Any]:
+    """The tenant/user/author/status filter (plus the embedding model for k-NN legs)."""
+    clauses: list[dict[str, Any]] = [
+        {"term": {"tenant": tenant}},
+        {"term": {"user_id": user_id}},
+        {"terms": {"author": _distinct(authors)}},
+        {"terms": {"status": _distinct(statuses)}},
+    ]
+    if embedding_model is not None:
+        clauses.append({"term": {"embedding_model": embedding_model}})
+    query: dict[str, Any] = {"filter": clauses}
+    if exclude is not None:
+        query["must_not"] = [{"term": {"memory_id": exclude}}]
+    return {"bool": query}
+
+
+def knn_body(vector: Sequence[float], size: int, scope: dict[str, Any], *,
+             source: Any = None) -> dict[str, Any]:
+    """Approximate k-NN with the scope filter INSIDE the knn clause (efficient filtering: the graph
+    search only visits allowed documents, so a small tenant still gets `size` neighbours)."""
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "_source": source if source is not None else {"excludes": ["vector"]},
+        "query": {"knn": {"vector": {"vector": [float(x) for x in vector], "k": size, "filter": scope}}},
+    }
+
+
+def lexical_body(text: str, size: int, scope: dict[str, Any]) -> dict[str, Any]:
+    """BM25 over the lexical fields; `most_fields` sums the boosted per-field scores, the same
+    signal the local index computes."""
+    fields = [f"{name}^{boost}" for name, boost in LEXICAL_FIELDS.items()]
+    return {
+        "size": size,
+        "track_total_hits": False,
+        "_source": {"excludes": ["vector"]},
+        "query": {"bool": {
+            "must": [{"multi_match": {"query": text, "fields": fields, "type": "most_fields"}}],
+            "filter": scope["bool"]["filter"],
+        }},
+    }
+
+
+def copies_body(memory_ids: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Every indexed copy of these memories (tenant -> memory ids): their generated `_id`s and versions."""
+    per_tenant = [
+        {"bool": {"filter": [{"term": {"tenant": tenant}}, {"terms": {"memory_id": _distinct(ids)}}]}}
+        for tenant, ids in memory_ids.items()
+    ]
+    count = sum(len(set(ids)) for ids in memory_ids.values())
+    return {
+        "size": min(10_000, max(10, 10 * count)),
+        "track_total_hits": False,
+        "_source": ["tenant", "memory_id", "version"],
+        "query": {"bool": {"should": per_tenant, "minimum_should_match": 1}},
+    }
+
+
+def cosine_from_knn_score(score: float) -> float:
+    """Invert faiss innerproduct's score (docs.opensearch.org, "Spaces"): with d = -ip,
+    score = 1 / (1 + d) when d >= 0 (ip <= 0) and score = 1 - d when d < 0 (ip > 0)."""
+    if score >= 1.0:
+        ip = score - 1.0
+    elif score > 0.0:
+        ip = 1.0 - 1.0 / score
+    else:
+        ip = -1.0
+    return max(-1.0, min(1.0, ip))
+
+
+def _distinct(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(str(v) for v in values))
