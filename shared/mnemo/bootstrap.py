@@ -72,7 +72,10 @@ class Container:
         if self.settings.index == "opensearch":
             from mnemo.adapters.opensearch_index import OpenSearchIndex
 
-            return OpenSearchIndex.from_settings(self.settings)
+            # The k-NN leg filters on the embedder's model: vectors of two models never mix.
+            return OpenSearchIndex.from_settings(
+                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension
+            )
         from mnemo.adapters.local_index import LocalSearchIndex
 
         return LocalSearchIndex()

@@ -7,6 +7,7 @@ translation bug in mnemo.local.template_resources cannot agree with itself.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,49 @@ def test_queue_visibility_timeout_is_at_least_six_worker_timeouts(template: dict
     worker = template["Resources"]["WorkerFunction"]["Properties"]
     queue = template["Resources"]["EnrichmentQueue"]["Properties"]
     assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
+
+
+def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any]) -> None:
+    # The routes name the functions as "${AWS::StackName}-<suffix>" (no !GetAtt: that would be a
+    # dependency cycle, see template.yaml); Given each route, Then its suffix is a function's name.
+    names = {
+        lid: res["Properties"]["FunctionName"]["Fn::Sub"]
+        for lid, res in resources_of(template, "AWS::Serverless::Function").items()
+    }
+    paths = template["Resources"]["HttpApi"]["Properties"]["DefinitionBody"]["paths"]
+    routes = {}
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            uri = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
+            target = re.search(r":function:(\$\{AWS::StackName\}-[a-z]+)/invocations$", uri)
+            assert target, uri
+            routes[(method, path)] = next(lid for lid, name in names.items() if name == target.group(1))
+    any_method = "x-amazon-apigateway-any-method"
+    assert routes == {
+        (any_method, "/mcp"): "McpFunction",
+        (any_method, "/mcp/{proxy+}"): "McpFunction",
+        (any_method, "/api/mcp"): "McpFunction",
+        (any_method, "/v1/{proxy+}"): "ApiFunction",
+        ("get", "/healthz"): "ApiFunction",
+        ("get", "/.well-known/{proxy+}"): "ApiFunction",
+        ("get", "/docs"): "ApiFunction",
+        ("get", "/openapi.json"): "ApiFunction",
+    }
+    # and API Gateway may invoke exactly those two functions
+    permissions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
+    assert sorted(p["Properties"]["FunctionName"]["Ref"] for p in permissions) == ["ApiFunction", "McpFunction"]
+
+
+def test_opensearch_serverless_policies_are_json(template: dict[str, Any]) -> None:
+    # CloudFormation only checks these documents at deploy time; a stray comma fails the stack.
+    policies = {
+        **resources_of(template, "AWS::OpenSearchServerless::SecurityPolicy"),
+        **resources_of(template, "AWS::OpenSearchServerless::AccessPolicy"),
+    }
+    assert len(policies) == 3
+    for resource in policies.values():
+        document = resource["Properties"]["Policy"]["Fn::Sub"]
+        json.loads(re.sub(r"\$\{[^}]+\}", "x", document))
 
 
 def test_a_name_the_local_stack_cannot_resolve_is_an_error(tmp_path: Path) -> None:

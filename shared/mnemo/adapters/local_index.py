@@ -16,14 +16,9 @@ from datetime import datetime
 import numpy as np
 
 from mnemo.domain.models import Status, utcnow
-from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, fuse
+from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, fuse, leg_size
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument, SearchHit, SearchQuery
-
-
-def leg_size(top_k: int) -> int:
-    """How many hits each leg contributes to fusion (the OpenSearch adapter uses the same)."""
-    return max(50, 5 * top_k)
 
 
 @dataclass

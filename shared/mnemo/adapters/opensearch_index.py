@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlsplit
 
 from mnemo.adapters import opensearch_queries as q
 from mnemo.domain.models import utcnow
-from mnemo.domain.scoring import Candidate, fuse
+from mnemo.domain.scoring import Candidate, fuse, leg_size
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchHit, SearchQuery
 
@@ -88,7 +88,7 @@ class OpenSearchIndex:
             auth = _sigv4_auth(service, url.hostname)
         client = OpenSearch(
             hosts=[host], http_auth=auth, use_ssl=use_ssl, verify_certs=True,
-            timeout=10, max_retries=2, retry_on_timeout=True,
+            timeout=5, max_retries=1, retry_on_timeout=True,  # worst case ~10 s: inside the 25 s tool budget
             connection_class=connection_class or Urllib3HttpConnection,
         )
         return cls(client, index=settings.opensearch_index, service=service,
@@ -196,7 +196,7 @@ class OpenSearchIndex:
     # -- reads ----------------------------------------------------------------------------
     def search(self, query: SearchQuery) -> list[SearchHit]:
         """One `_msearch`: the k-NN leg (when the query has a vector) and the BM25 leg, then `fuse`."""
-        size = q.leg_size(query.top_k)
+        size = leg_size(query.top_k)
         scope = q.scope_filter(query.tenant, query.user_id, query.authors, query.statuses)
         body: list[dict[str, Any]] = []
         if query.vector is not None:

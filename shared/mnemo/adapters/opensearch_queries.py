@@ -39,11 +39,6 @@ def physical_index(base: str) -> str:
     return f"{base}-v{MAPPING_VERSION}"
 
 
-def leg_size(top_k: int) -> int:
-    """How many hits each leg hands to fusion; the same as the local index's."""
-    return max(50, 5 * top_k)
-
-
 def index_body(dimension: int) -> dict[str, Any]:
     """Settings and mapping of the physical index (strict: an unknown field is a bug, not a new field)."""
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORD_FIELDS}

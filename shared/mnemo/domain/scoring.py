@@ -53,6 +53,11 @@ class Ranked:
     components: dict[str, float]
 
 
+def leg_size(top_k: int) -> int:
+    """How many hits each leg (lexical, semantic) contributes to fusion, in every adapter."""
+    return max(50, 5 * top_k)
+
+
 def bm25_idf(doc_count: int, doc_freq: int) -> float:
     return math.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))
 

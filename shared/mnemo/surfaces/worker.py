@@ -62,5 +62,5 @@ def handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
             raise
 
     return process_partial_response(
-        event=event, record_handler=record_handler, processor=BatchProcessor(event_type=EventType.SQS), context=context
+        event=event, record_handler=record_handler, processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False), context=context
     )

@@ -1,0 +1,672 @@
+"""Contract tests of `OpenSearchIndex`: the exact requests it sends and how it reads the answers.
+
+A recording transport (an `opensearchpy.Connection` subclass) stands in for the cluster: it records
+method, URL, params and the parsed JSON/NDJSON body of every request and answers with canned JSON
+scripted per test. No network. The tests marked `opensearch` run against a real cluster when
+`OPENSEARCH_URL` is set (Docker or AWS; `OPENSEARCH_SERVICE` = none|es|aoss, default none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from opensearchpy import Connection, OpenSearch
+from opensearchpy.exceptions import ConnectionError as TransportConnectionError
+
+from mnemo.adapters import opensearch_queries as q
+from mnemo.adapters.opensearch_index import OpenSearchIndex
+from mnemo.domain.models import Status
+from mnemo.domain.scoring import Candidate, fuse, lexical_score
+from mnemo.errors import DependencyError
+from mnemo.ports import IndexDocument, SearchQuery
+from mnemo.settings import MnemoSettings
+from tests.conftest import REPO
+
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+INDEX = "mnemo-memories-v1"
+MODEL = "test-model"
+DIM = 4
+ALREADY_EXISTS = {"error": {"type": "resource_already_exists_exception", "reason": "index [x] already exists"},
+                  "status": 400}
+
+
+# -- the recording transport ----------------------------------------------------------------
+@dataclass
+class Request:
+    method: str
+    path: str
+    params: dict[str, Any]
+    body: Any
+    headers: dict[str, str]
+
+
+@dataclass
+class Recorder:
+    requests: list[Request] = field(default_factory=list)
+    replies: deque[Any] = field(default_factory=deque)
+    connection_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def reply(self, payload: Any, status: int = 200) -> Recorder:
+        self.replies.append((status, payload))
+        return self
+
+    def fail(self, exc: Exception) -> Recorder:
+        self.replies.append(exc)
+        return self
+
+    def reads(self) -> list[dict[str, Any]]:
+        """Every search body sent (each `_msearch` body and each `_search` body)."""
+        bodies: list[dict[str, Any]] = []
+        for r in self.requests:
+            if r.path.endswith("/_msearch"):
+                bodies += r.body[1::2]
+            elif r.path.endswith("/_search"):
+                bodies.append(r.body)
+        return bodies
+
+
+def recording_connection(recorder: Recorder) -> type[Connection]:
+    class RecordingConnection(Connection):
+        def __init__(self, **kwargs: Any) -> None:
+            recorder.connection_kwargs = dict(kwargs)
+            self.http_auth = kwargs.pop("http_auth", None)
+            kwargs.pop("verify_certs", None)
+            super().__init__(**kwargs)
+
+        def perform_request(self, method, url, params=None, body=None, timeout=None, ignore=(), headers=None):  # noqa: ANN001, ANN201
+            sent = dict(headers or {})
+            if callable(self.http_auth):  # what a SigV4 signer adds
+                sent.update(self.http_auth(method, self.host + url, body))
+            recorder.requests.append(Request(method, url, dict(params or {}), _parse(url, body), sent))
+            if not recorder.replies:
+                raise AssertionError(f"unscripted request {method} {url}")
+            reply = recorder.replies.popleft()
+            if isinstance(reply, Exception):
+                raise reply
+            status, payload = reply
+            raw = json.dumps(payload)
+            if not (200 <= status < 300) and status not in ignore:
+                self._raise_error(status, raw, "application/json")
+            return status, {"content-type": "application/json"}, raw
+
+    return RecordingConnection
+
+
+def _parse(url: str, body: Any) -> Any:
+    if body is None:
+        return None
+    text = body.decode() if isinstance(body, bytes) else body
+    if url.endswith(("/_bulk", "/_msearch")):
+        assert text.endswith("\n"), "NDJSON must end with a newline"
+        return [json.loads(line) for line in text.splitlines() if line]
+    return json.loads(text)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = True) -> OpenSearchIndex:
+    client = OpenSearch(hosts=[{"host": "search.internal", "port": 9200}],
+                        connection_class=recording_connection(recorder), max_retries=0)
+    index = OpenSearchIndex(client, index="mnemo-memories", service=service,  # type: ignore[arg-type]
+                            embedding_model=MODEL, dimension=DIM, clock=lambda: NOW)
+    if ensured:
+        recorder.reply(ALREADY_EXISTS, status=400)  # the first write ensures the index exists
+    return index
+
+
+# -- canned data ------------------------------------------------------------------------------
+def doc(memory_id: str = "m1", *, tenant: str = "t1", user_id: str = "u1", version: int = 1, **kw: Any) -> IndexDocument:
+    fields: dict[str, Any] = {
+        "tenant": tenant, "memory_id": memory_id, "version": version, "user_id": user_id, "author": "user",
+        "status": Status.OPEN, "text": f"text of {memory_id}", "context": "Monday 3 March 2025",
+        "category": "preference", "entities": ["Alice"], "captured_at": NOW - timedelta(days=10),
+        "created_at": NOW - timedelta(days=9), "importance": 0.6, "vector": [0.5, 0.5, 0.5, 0.5],
+        "embedding_model": MODEL, "links": {"m9": 0.8},
+    }
+    fields.update(kw)
+    return IndexDocument(**fields)
+
+
+def source(memory_id: str, *, version: int = 1, days: float = 10, importance: float = 0.5,
+           links: dict[str, float] | None = None, tenant: str = "t1") -> dict[str, Any]:
+    return {"tenant": tenant, "memory_id": memory_id, "version": version, "user_id": "u1", "author": "user",
+            "status": "open", "importance": importance,
+            "captured_at": (NOW - timedelta(days=days)).isoformat().replace("+00:00", "Z"), "links": links or {}}
+
+
+def hit(src: dict[str, Any], score: float, _id: str | None = None) -> dict[str, Any]:
+    return {"_index": INDEX, "_id": _id or f"gen-{src['memory_id']}-{src['version']}", "_score": score, "_source": src}
+
+
+def msearch(*legs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"took": 3, "responses": [{"status": 200, "hits": {"hits": hits}} for hits in legs]}
+
+
+def found(*hits: dict[str, Any]) -> dict[str, Any]:
+    return {"took": 1, "hits": {"hits": list(hits)}}
+
+
+def bulk_ok(*ops: str) -> dict[str, Any]:
+    return {"took": 5, "errors": False, "items": [{op: {"status": 200 if op != "index" else 201}} for op in ops]}
+
+
+def query(**kw: Any) -> SearchQuery:
+    fields: dict[str, Any] = {"tenant": "t1", "user_id": "u1", "text": "where does Alice live",
+                              "vector": [0.1, 0.2, 0.3, 0.4]}
+    fields.update(kw)
+    return SearchQuery(**fields)
+
+
+def terms_of(bool_filter: dict[str, Any]) -> dict[str, Any]:
+    """{field: value(s)} of a bool filter's term/terms clauses."""
+    out: dict[str, Any] = {}
+    for clause in bool_filter["bool"]["filter"]:
+        spec = next(iter(clause.values()))  # {"term": {name: value}} or {"terms": {name: [values]}}
+        out.update(spec)
+    return out
+
+
+# -- mapping ---------------------------------------------------------------------------------
+EXPECTED_MAPPING = {
+    "settings": {"index": {"knn": True}},
+    "mappings": {
+        "dynamic": "strict",
+        "properties": {
+            "vector": {"type": "knn_vector", "dimension": DIM, "method": {
+                "name": "hnsw", "engine": "faiss", "space_type": "innerproduct",
+                "parameters": {"m": 16, "ef_construction": 128}}},
+            "text": {"type": "text", "analyzer": "standard"},
+            "context": {"type": "text", "analyzer": "standard"},
+            "entities": {"type": "text", "analyzer": "standard",
+                         "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
+            "memory_id": {"type": "keyword"}, "tenant": {"type": "keyword"}, "user_id": {"type": "keyword"},
+            "agent_id": {"type": "keyword"}, "group_id": {"type": "keyword"}, "author": {"type": "keyword"},
+            "status": {"type": "keyword"}, "category": {"type": "keyword"}, "embedding_model": {"type": "keyword"},
+            "captured_at": {"type": "date"}, "created_at": {"type": "date"},
+            "importance": {"type": "float"}, "version": {"type": "integer"},
+            "links": {"type": "object", "enabled": False},
+        },
+    },
+}
+
+
+def test_ensure_index_creates_the_versioned_index_with_the_exact_mapping(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply({"acknowledged": True, "index": INDEX})
+
+    assert index.ensure_index() is True
+
+    (request,) = recorder.requests
+    assert (request.method, request.path) == ("PUT", f"/{INDEX}")
+    assert request.body == EXPECTED_MAPPING
+    vector = request.body["mappings"]["properties"]["vector"]
+    assert vector["method"]["engine"] == "faiss" and "nmslib" not in json.dumps(request.body)
+
+
+def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:
+    # Given strict dynamic mapping, a document field missing from the mapping would fail every write.
+    properties = q.index_body(DIM)["mappings"]["properties"]
+    assert set(IndexDocument.model_fields) == set(properties)
+    assert set(q.document_source(doc())) <= set(properties)
+
+
+def test_ensure_index_is_idempotent_when_the_index_exists(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(ALREADY_EXISTS, status=400)
+
+    assert index.ensure_index() is False
+
+
+def test_ensure_index_surfaces_other_rejections(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply({"error": {"type": "mapper_parsing_exception", "reason": "bad"}, "status": 400}, status=400)
+
+    with pytest.raises(DependencyError, match="HTTP 400 mapper_parsing_exception"):
+        index.ensure_index()
+
+
+def test_physical_index_name_carries_the_mapping_version() -> None:
+    assert q.MAPPING_VERSION == 1
+    assert q.physical_index("mnemo-memories") == INDEX
+
+
+# -- search: the request -----------------------------------------------------------------------
+def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(msearch([], []))
+
+    index.search(query(authors=["user", "agent"], statuses=[Status.OPEN, Status.COMPLETED], top_k=10))
+
+    (request,) = recorder.requests
+    assert (request.method, request.path) == ("POST", f"/{INDEX}/_msearch")
+    header_1, knn, header_2, lexical = request.body
+    assert header_1 == {} and header_2 == {}
+    scope = [{"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"terms": {"author": ["user", "agent"]}},
+             {"terms": {"status": ["open", "completed"]}}]
+    assert knn == {
+        "size": 50, "track_total_hits": False, "_source": {"excludes": ["vector"]},
+        "query": {"knn": {"vector": {"vector": [0.1, 0.2, 0.3, 0.4], "k": 50,
+                                     "filter": {"bool": {"filter": [*scope, {"term": {"embedding_model": MODEL}}]}}}}},
+    }
+    assert lexical == {
+        "size": 50, "track_total_hits": False, "_source": {"excludes": ["vector"]},
+        "query": {"bool": {
+            "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.5",
+                                                                                  "context^0.3"],
+                                      "type": "most_fields"}}],
+            "filter": scope,
+        }},
+    }
+
+
+def test_leg_size_is_five_times_top_k_with_a_floor_of_fifty(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(msearch([], []))
+
+    index.search(query(top_k=30))
+
+    _, knn, _, lexical = recorder.requests[0].body
+    assert knn["size"] == knn["query"]["knn"]["vector"]["k"] == lexical["size"] == 150
+
+
+def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(msearch([hit(source("m1"), 3.0)]))
+
+    hits = index.search(query(vector=None))
+
+    (request,) = recorder.requests
+    header, lexical = request.body
+    assert header == {}
+    assert "multi_match" in lexical["query"]["bool"]["must"][0]
+    assert [h.memory_id for h in hits] == ["m1"]
+    assert hits[0].components["semantic"] == 0.0
+
+
+# -- search: reading the answer ----------------------------------------------------------------
+def test_search_turns_engine_scores_into_candidates_and_fuses_them(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    knn_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}), 1.8),  # cosine 0.8
+               hit(source("m2", days=30), 1 / 1.25)]  # cosine -0.25
+    lexical_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}), 7.5),
+                   hit(source("m3", days=400, importance=0.1), 2.0)]
+    recorder.reply(msearch(knn_leg, lexical_leg))
+
+    hits = index.search(query(top_k=10))
+
+    expected = fuse([
+        Candidate("m1", lexical=7.5, semantic=0.8, importance=0.9, captured_at=NOW - timedelta(days=2),
+                  links=(("m7", 0.5),)),
+        Candidate("m2", lexical=0.0, semantic=-0.25, importance=0.5, captured_at=NOW - timedelta(days=30)),
+        Candidate("m3", lexical=2.0, semantic=None, importance=0.1, captured_at=NOW - timedelta(days=400)),
+    ], top_k=10, now=NOW, expand_graph=True)
+    assert [(h.memory_id, h.score, h.components) for h in hits] == [
+        (r.memory_id, pytest.approx(r.score), pytest.approx(r.components)) for r in expected]
+    assert {h.memory_id for h in hits} == {"m1", "m2", "m3", "m7"}  # m7: a graph neighbour of m1
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert set(hits[0].components) == {"lexical", "semantic", "importance", "recency"}
+
+
+def test_fast_mode_skips_graph_expansion(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(msearch([], [hit(source("m1", links={"m7": 0.9}), 5.0)]))
+
+    hits = index.search(query(expand_graph=False))
+
+    assert [h.memory_id for h in hits] == ["m1"]
+
+
+def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recorder) -> None:
+    # Given an unrefreshed Serverless upsert left the old copy (v1) beside the new one (v2)
+    index = make_index(recorder, ensured=False)
+    knn_leg = [hit(source("m1", version=2), 1.5), hit(source("m1", version=1), 1.9)]
+    lexical_leg = [hit(source("m1", version=1), 9.0), hit(source("m1", version=2), 2.0), hit(source("m2"), 1.0)]
+    recorder.reply(msearch(knn_leg, lexical_leg))
+
+    hits = {h.memory_id: h for h in index.search(query())}
+
+    # Then m1 appears once, with the signals of its newest copy only
+    assert set(hits) == {"m1", "m2"}
+    assert hits["m1"].components["lexical"] == pytest.approx(lexical_score(2.0))
+    assert hits["m1"].components["semantic"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("cosine", [-1.0, -0.6, -0.1, 0.0, 0.3, 0.75, 1.0])
+def test_cosine_is_recovered_exactly_from_the_faiss_innerproduct_score(cosine: float) -> None:
+    distance = -cosine  # faiss innerproduct: d = -ip; score = 1/(1+d) if d >= 0 else 1 - d
+    score = 1 / (1 + distance) if distance >= 0 else 1 - distance
+    assert q.cosine_from_knn_score(score) == pytest.approx(cosine)
+
+
+def test_a_missing_index_finds_nothing(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    missing = {"error": {"type": "index_not_found_exception", "reason": "no such index"}, "status": 404}
+    recorder.reply(missing, status=404)
+    recorder.reply({"responses": [{**missing}, {**missing}]})
+
+    assert index.search(query()) == []
+    assert index.search(query()) == []
+
+
+# -- writes ---------------------------------------------------------------------------------
+def test_serverless_upsert_deletes_visible_copies_and_indexes_without_an_id(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1", version=1), 1.0, _id="gen-a"), hit(source("m1", version=1), 1.0, _id="gen-b")))
+    recorder.reply(bulk_ok("delete", "delete", "index", "index"))
+    first, second = doc("m1", version=2), doc("m2", tenant="t2")
+
+    index.upsert([first, second])
+
+    ensure, lookup, bulk = recorder.requests
+    assert (ensure.method, ensure.path) == ("PUT", f"/{INDEX}")
+    assert (lookup.method, lookup.path) == ("POST", f"/{INDEX}/_search")
+    assert lookup.body["_source"] == ["tenant", "memory_id", "version"]
+    assert lookup.body["query"]["bool"]["should"] == [
+        {"bool": {"filter": [{"term": {"tenant": "t1"}}, {"terms": {"memory_id": ["m1"]}}]}},
+        {"bool": {"filter": [{"term": {"tenant": "t2"}}, {"terms": {"memory_id": ["m2"]}}]}},
+    ]
+    assert (bulk.method, bulk.path) == ("POST", f"/{INDEX}/_bulk")
+    assert bulk.body == [
+        {"delete": {"_id": "gen-a"}}, {"delete": {"_id": "gen-b"}},
+        {"index": {}}, q.document_source(first),
+        {"index": {}}, q.document_source(second),
+    ]
+    stored = bulk.body[3]
+    assert stored["vector"] == [0.5, 0.5, 0.5, 0.5] and stored["links"] == {"m9": 0.8}
+    assert stored["captured_at"].startswith("2025-05-22T00:00:00") and stored["status"] == "open"
+    assert stored["embedding_model"] == MODEL and stored["version"] == 2
+
+
+def test_serverless_upsert_never_replaces_a_newer_version(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1", version=3), 1.0, _id="gen-new")))
+
+    index.upsert([doc("m1", version=2)])
+
+    assert [r.path for r in recorder.requests] == [f"/{INDEX}", f"/{INDEX}/_search"]  # no _bulk
+
+
+def test_the_index_is_ensured_once_per_instance(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply(bulk_ok("index")).reply(bulk_ok("index"))
+
+    index.upsert([doc("m1")])
+    index.upsert([doc("m2")])
+
+    assert [r.method for r in recorder.requests] == ["PUT", "POST", "POST"]
+
+
+def test_managed_domain_upsert_uses_a_deterministic_id_and_external_versions(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply(bulk_ok("index"))
+    document = doc("m1", version=4)
+
+    index.upsert([doc("m1", version=3), document])  # same memory twice: the newest wins
+
+    _, bulk = recorder.requests
+    assert bulk.body == [
+        {"index": {"_id": q.document_id("t1", "m1"), "version": 4, "version_type": "external_gte"}},
+        q.document_source(document),
+    ]
+    assert q.document_id("t1", "m1") != q.document_id("t1:m", "1") != q.document_id("t2", "m1")
+
+
+def test_managed_domain_ignores_a_version_conflict_from_a_stale_write(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply({"errors": True, "items": [{"index": {"status": 409, "error": {
+        "type": "version_conflict_engine_exception", "reason": "current version [5] is higher"}}}]})
+
+    index.upsert([doc("m1", version=4)])  # no error
+
+
+def test_serverless_delete_removes_every_visible_copy(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1"), 1.0, _id="gen-a"), hit(source("m1", version=2), 1.0, _id="gen-b")))
+    recorder.reply(bulk_ok("delete", "delete"))
+
+    index.delete("t1", "m1")
+
+    _, lookup, bulk = recorder.requests
+    assert lookup.body["query"]["bool"]["should"] == [
+        {"bool": {"filter": [{"term": {"tenant": "t1"}}, {"terms": {"memory_id": ["m1"]}}]}}]
+    assert bulk.body == [{"delete": {"_id": "gen-a"}}, {"delete": {"_id": "gen-b"}}]
+
+
+def test_serverless_delete_of_an_unindexed_memory_sends_no_bulk(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found())
+
+    index.delete("t1", "m1")
+
+    assert [r.path for r in recorder.requests] == [f"/{INDEX}", f"/{INDEX}/_search"]
+
+
+def test_managed_domain_delete_is_one_bulk_by_id_and_tolerates_not_found(recorder: Recorder) -> None:
+    index = make_index(recorder, "none")
+    recorder.reply({"errors": False, "items": [{"delete": {"status": 404, "result": "not_found"}}]})
+
+    index.delete("t1", "m1")
+
+    _, bulk = recorder.requests
+    assert bulk.body == [{"delete": {"_id": q.document_id("t1", "m1")}}]
+
+
+def test_a_vector_of_the_wrong_dimension_is_refused_before_any_request(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+
+    with pytest.raises(DependencyError, match="3 dimensions"):
+        index.upsert([doc("m1", vector=[1.0, 0.0, 0.0])])
+    with pytest.raises(DependencyError, match="3 dimensions"):
+        index.search(query(vector=[1.0, 0.0, 0.0]))
+    assert recorder.requests == []
+
+
+# -- similar ---------------------------------------------------------------------------------
+def test_similar_is_one_knn_search_with_the_scope_and_exclusion_inside(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply(found(
+        hit(source("m2"), 1.9), hit(source("m3", version=2), 1.4), hit(source("m3", version=1), 1.95),
+        hit(source("m4"), 0.5),
+    ))
+
+    hits = index.similar("t1", "u1", [0.5, 0.5, 0.5, 0.5], 5, exclude="m1")
+
+    (request,) = recorder.requests
+    assert (request.method, request.path) == ("POST", f"/{INDEX}/_search")
+    assert request.body == {
+        "size": 5, "track_total_hits": False, "_source": ["memory_id", "version"],
+        "query": {"knn": {"vector": {"vector": [0.5, 0.5, 0.5, 0.5], "k": 5, "filter": {"bool": {
+            "filter": [{"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}},
+                       {"terms": {"author": ["user", "agent"]}}, {"terms": {"status": ["open", "completed"]}},
+                       {"term": {"embedding_model": MODEL}}],
+            "must_not": [{"term": {"memory_id": "m1"}}],
+        }}}}},
+    }
+    assert [(h.memory_id, h.score) for h in hits] == [
+        ("m2", pytest.approx(0.9)), ("m3", pytest.approx(0.4)), ("m4", 0.0)]  # m3: its newest copy; m4 clamped
+
+
+# -- errors ---------------------------------------------------------------------------------
+def test_a_partial_bulk_failure_surfaces_with_its_count_and_first_reason(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply({"errors": True, "items": [
+        {"index": {"status": 201}},
+        {"index": {"status": 400, "error": {"type": "mapper_parsing_exception", "reason": "failed to parse [vector]"}}},
+        {"index": {"status": 429, "error": {"type": "es_rejected_execution_exception", "reason": "queue full"}}},
+    ]})
+
+    with pytest.raises(DependencyError) as caught:
+        index.upsert([doc("m1"), doc("m2"), doc("m3")])
+
+    assert "2 of 3" in caught.value.message
+    assert "mapper_parsing_exception: failed to parse [vector]" in caught.value.message
+
+
+def test_an_msearch_item_error_surfaces(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    recorder.reply({"responses": [
+        {"status": 200, "hits": {"hits": []}},
+        {"status": 400, "error": {"type": "search_phase_execution_exception", "reason": "all shards failed"}},
+    ]})
+
+    with pytest.raises(DependencyError, match="search_phase_execution_exception"):
+        index.search(query())
+
+
+@pytest.mark.parametrize(("failure", "message"), [
+    (TransportConnectionError("N/A", "connection refused", None), "search index unavailable (connection failed)"),
+    ((503, {"error": {"type": "unavailable", "reason": "node search.internal down"}}), "search index unavailable (HTTP 503)"),
+    ((429, {"error": {"type": "throttled", "reason": "slow down"}}), "search index unavailable (throttled, HTTP 429)"),
+    ((403, {"message": "User: arn:aws:iam::123456789012:role/x is not authorized"}), "search index rejected the request (HTTP 403"),
+])
+def test_transport_failures_become_dependency_errors_without_internals(recorder: Recorder, failure: Any,
+                                                                        message: str) -> None:
+    index = make_index(recorder, ensured=False)
+    if isinstance(failure, Exception):
+        recorder.fail(failure)
+    else:
+        recorder.reply(failure[1], status=failure[0])
+
+    with pytest.raises(DependencyError) as caught:
+        index.search(query())
+
+    assert caught.value.message.startswith(message)
+    assert "search.internal" not in caught.value.message and "arn:" not in caught.value.message
+
+
+# -- isolation -------------------------------------------------------------------------------
+def test_every_read_carries_the_tenant_and_user_filters(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss", ensured=False)
+    recorder.reply(msearch([], [])).reply(msearch([])).reply(found())
+    recorder.reply(ALREADY_EXISTS, status=400).reply(found()).reply(bulk_ok("index")).reply(found())
+
+    index.search(query(tenant="acme", user_id="alice"))
+    index.search(query(tenant="acme", user_id="alice", vector=None))
+    index.similar("acme", "alice", [0.1, 0.2, 0.3, 0.4], 5)
+    index.upsert([doc("m1", tenant="acme", user_id="alice")])  # the copies lookup
+    index.delete("acme", "m1")
+
+    reads = recorder.reads()
+    assert len(reads) == 6
+    for body in reads:
+        if "knn" in body["query"]:
+            scope = terms_of(body["query"]["knn"]["vector"]["filter"])
+            assert scope["tenant"] == "acme" and scope["user_id"] == "alice"
+        elif "must" in body["query"]["bool"]:
+            scope = terms_of(body["query"])
+            assert scope["tenant"] == "acme" and scope["user_id"] == "alice"
+        else:
+            # The write path's copies lookup: keyed by (tenant, memory_id), and it returns only ids and
+            # versions, never a document to a caller (the memory's user may have changed since).
+            assert body["_source"] == ["tenant", "memory_id", "version"]
+            for clause in body["query"]["bool"]["should"]:
+                assert terms_of(clause)["tenant"] == "acme"
+
+
+# -- construction ----------------------------------------------------------------------------
+def test_from_settings_signs_serverless_requests_with_sigv4(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    settings = MnemoSettings(opensearch_url="https://abc123.eu-west-1.aoss.amazonaws.com",
+                             opensearch_service="aoss", opensearch_index="mem", embedding_dimension=DIM)
+    index = OpenSearchIndex.from_settings(settings, connection_class=recording_connection(recorder))
+    recorder.reply(msearch([], []))
+
+    index.search(query())
+
+    kwargs = recorder.connection_kwargs
+    assert kwargs["host"] == "abc123.eu-west-1.aoss.amazonaws.com" and kwargs["port"] == 443
+    assert kwargs["use_ssl"] is True and kwargs["verify_certs"] is True and kwargs["timeout"] == 5
+    assert index.index_name == "mem-v1"
+    authorization = recorder.requests[0].headers["Authorization"]
+    assert authorization.startswith("AWS4-HMAC-SHA256") and "/eu-west-1/aoss/aws4_request" in authorization
+    assert "X-Amz-Content-SHA256" in recorder.requests[0].headers
+
+
+def test_from_settings_retries_a_connection_failure_once(recorder: Recorder) -> None:
+    settings = MnemoSettings(opensearch_url="http://localhost:9200", opensearch_service="none",
+                             embedding_dimension=DIM)
+    index = OpenSearchIndex.from_settings(settings, connection_class=recording_connection(recorder))
+    for _ in range(2):
+        recorder.fail(TransportConnectionError("N/A", "refused", None))
+
+    with pytest.raises(DependencyError, match="connection failed"):
+        index.search(query())
+    assert len(recorder.requests) == 2  # one retry: two 5 s attempts fit the 25 s tool budget
+
+
+def test_from_settings_uses_basic_auth_from_the_url_for_self_hosted(recorder: Recorder) -> None:
+    settings = MnemoSettings(opensearch_url="https://admin:p%40ss@localhost:9200/", opensearch_service="none",
+                             embedding_model_id="local-minilm", embedding_dimension=384)
+    index = OpenSearchIndex.from_settings(settings, connection_class=recording_connection(recorder),
+                                          embedding_model=MODEL, dimension=DIM)
+
+    assert recorder.connection_kwargs["http_auth"] == ("admin", "p@ss")
+    assert recorder.connection_kwargs["port"] == 9200
+    assert (index._embedding_model, index._dimension) == (MODEL, DIM)
+
+
+def test_importing_the_adapter_does_not_import_opensearch_py() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; import mnemo.adapters.opensearch_index; "
+            "sys.exit(int('opensearchpy' in sys.modules or 'boto3' in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "shared")}
+    assert subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO).returncode == 0
+
+
+# -- against a real cluster (optional) -------------------------------------------------------
+@pytest.fixture
+def live_index() -> Any:
+    url = os.environ.get("OPENSEARCH_URL")
+    if not url:
+        pytest.skip("set OPENSEARCH_URL to run against a real cluster")
+    settings = MnemoSettings(opensearch_url=url, opensearch_service=os.environ.get("OPENSEARCH_SERVICE", "none"),
+                             opensearch_index=f"mnemo-test-{uuid.uuid4().hex[:8]}", embedding_dimension=DIM)
+    index = OpenSearchIndex.from_settings(settings, embedding_model=MODEL)
+    index.ensure_index()
+    yield index
+    index._client.indices.delete(index=index.index_name)
+
+
+def _eventually(check: Any, timeout: float = 90.0) -> Any:
+    """Serverless refreshes about once a minute and we never call _refresh: poll."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(1.0)
+
+
+@pytest.mark.opensearch
+def test_live_upsert_search_isolate_and_delete(live_index: OpenSearchIndex) -> None:
+    unit = [0.5, 0.5, 0.5, 0.5]
+    live_index.upsert([
+        doc("m1", text="Alice moved to Lisbon in spring", vector=unit, links={}),
+        doc("m2", user_id="u2", text="Alice moved to Lisbon too", vector=unit, links={}),
+        doc("m3", tenant="t2", text="Alice moved to Lisbon as well", vector=unit, links={}),
+    ])
+
+    hits = _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)))
+    assert [h.memory_id for h in hits] == ["m1"]  # never u2's nor t2's memory
+    assert hits[0].components["semantic"] == pytest.approx(1.0, abs=1e-3)
+    assert [h.memory_id for h in live_index.similar("t1", "u1", unit, 5)] == ["m1"]
+
+    live_index.delete("t1", "m1")
+    assert _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)) == [])
