@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             record = services.keys.revoke(args.tenant, args.prefix)
             print(f"revoked {record.prefix} ({record.name})")
         elif args.command == "status":
-            print(json.dumps(services.status.for_tenant(args.tenant).model_dump(), indent=2))
+            print(json.dumps(services.status.for_tenant(args.tenant, operator=True).model_dump(), indent=2))
         elif args.command == "redrive":
             print(json.dumps(services.recovery.redrive(args.limit).model_dump()))
         elif args.command == "reconcile":

@@ -123,6 +123,9 @@ class KeyStore(Protocol):
 class EnrichmentQueue(Protocol):
     def send(self, task: EnrichmentTask) -> None: ...
 
+    def depths(self) -> dict[str, int]:
+        """Queue-wide counts `queued`, `in_flight`, `dead_letters` (every tenant's: operators only)."""
+
 
 class SearchIndex(Protocol):
     def upsert(self, documents: Sequence[IndexDocument]) -> None: ...

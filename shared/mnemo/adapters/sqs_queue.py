@@ -27,6 +27,23 @@ class SqsEnrichmentQueue:
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError("enrichment queue unavailable") from exc
 
+    def depths(self) -> dict[str, int]:
+        """Queue-wide message counts (all tenants): for operators, never shown to a tenant."""
+        try:
+            main = self._attributes(self._url)
+            dlq = self._attributes(self._dlq_url) if self._dlq_url else {}
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError("enrichment queue unavailable") from exc
+        return {
+            "queued": int(main.get("ApproximateNumberOfMessages", 0)),
+            "in_flight": int(main.get("ApproximateNumberOfMessagesNotVisible", 0)),
+            "dead_letters": int(dlq.get("ApproximateNumberOfMessages", 0)),
+        }
+
+    def _attributes(self, url: str) -> dict[str, str]:
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        return self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+
     def move_back(self, limit: int, before_send: Callable[[EnrichmentTask], None]) -> int:
         """Receive from the DLQ, reset, send to the queue, then delete: a crash re-delivers, never loses."""
         moved = 0

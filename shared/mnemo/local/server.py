@@ -41,6 +41,7 @@ class LocalStack:
     def __init__(self, api_key: str | None = None) -> None:
         self.api_key = api_key
         self._moto: Any = None
+        self.aws_endpoint = ""
         self.poller: Any = None
         self.resources: dict[str, str] = {}
 
@@ -53,7 +54,7 @@ class LocalStack:
         port = free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self._moto.start()
-        endpoint = f"http://127.0.0.1:{port}"
+        endpoint = self.aws_endpoint = f"http://127.0.0.1:{port}"
         os.environ.update(
             {
                 "AWS_ACCESS_KEY_ID": "local",
@@ -115,6 +116,7 @@ def main() -> int:
         f"  REST:     {base}/v1    OpenAPI: {base}/docs\n"
         f"  API key:  {key}\n"
         f"  Header:   Authorization: Bearer {key}\n"
+        f"  AWS:      {stack.aws_endpoint}   (moto: DynamoDB + SQS, inspect with the AWS CLI --endpoint-url)\n"
         f"Ctrl-C stops it.\n",
         flush=True,
     )

@@ -13,6 +13,9 @@ class EnrichmentStatus(BaseModel):
     pending: int = Field(description="Memories queued or being enriched right now.")
     failed: int = Field(description="Memories whose enrichment failed after every retry (see each memory's error).")
     dlq: int = Field(description="Of those, messages parked in the dead-letter queue awaiting redrive.")
+    queue: dict[str, int] | None = Field(
+        default=None, description="Deployment-wide queue depths (admin keys only: they count every tenant)."
+    )
 
 
 class StatusService:
@@ -20,7 +23,7 @@ class StatusService:
         self._store = store
         self._queue = queue
 
-    def for_tenant(self, tenant: str) -> EnrichmentStatus:
+    def for_tenant(self, tenant: str, *, operator: bool = False) -> EnrichmentStatus:
         failed = self._store.count_by_enrichment(tenant, EnrichmentState.FAILED)
         # A memory is marked failed exactly when its message exhausts its receives and moves to the
         # DLQ, so the tenant's DLQ share equals its failed count (SQS cannot count per tenant).
@@ -29,4 +32,5 @@ class StatusService:
             pending=self._store.count_by_enrichment(tenant, EnrichmentState.PENDING),
             failed=failed,
             dlq=failed,
+            queue=self._queue.depths() if operator else None,
         )

@@ -153,4 +153,5 @@ def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
 def enrichment_status(caller: Caller, response: Response) -> dict[str, Any]:
     require(caller, Scope.READ)
     response.headers["cache-control"] = "no-store"
-    return container().status.for_tenant(caller.tenant).model_dump()
+    # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
+    return container().status.for_tenant(caller.tenant).model_dump(exclude_none=True)
