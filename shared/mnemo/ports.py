@@ -184,8 +184,11 @@ class StoredFact(BaseModel):
 class GraphStore(Protocol):
     """Derived graph data (facts, entity postings, links), rewritten idempotently per enrichment."""
 
-    def sync(self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]) -> None:
-        """Make the stored facts, entity postings and links of `memory` exactly these (both link ends)."""
+    def sync(
+        self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]
+    ) -> list[Link]:
+        """Make the stored facts, entity postings and links of `memory` exactly these (both link ends);
+        returns every link of the memory afterwards: these plus the ones other memories made to it."""
 
     def clear(self, memory: Memory) -> None:
         """Remove every fact, entity posting and link of `memory` (archive)."""

@@ -33,7 +33,9 @@ class DynamoDbGraphStore:
         self._db = client
         self._table = table_name
 
-    def sync(self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]) -> None:
+    def sync(
+        self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]
+    ) -> list[Link]:
         pk = memory_pk(memory.tenant, memory.id)
         existing = {item["sk"]: item for item in self._collection(pk)}
         wanted: dict[tuple[str, str], dict[str, Any]] = {}
@@ -53,6 +55,12 @@ class DynamoDbGraphStore:
         stale = self._owned_keys(memory, existing, incoming_links=False)
         deletes = [key for key in stale if key not in wanted]
         self._write(puts=wanted, deletes=deletes)
+        incoming = [
+            _link(item) for sk, item in existing.items()
+            if sk.startswith(LINK_PREFIX) and item.get("owner") != memory.id
+        ]
+        mine = {link.other_id for link in links}
+        return list(links) + [link for link in incoming if link.other_id not in mine]
 
     def clear(self, memory: Memory) -> None:
         pk = memory_pk(memory.tenant, memory.id)
@@ -75,11 +83,7 @@ class DynamoDbGraphStore:
         return sorted(found, key=lambda mid: found[mid], reverse=True)
 
     def links(self, tenant: str, memory_id: str) -> list[Link]:
-        items = self._collection(memory_pk(tenant, memory_id), LINK_PREFIX)
-        return [
-            Link(memory_id=i["memory_id"], other_id=i["other_id"], weight=float(i["weight"]), reason=i["reason"])
-            for i in items
-        ]
+        return [_link(item) for item in self._collection(memory_pk(tenant, memory_id), LINK_PREFIX)]
 
     def facts(self, tenant: str, memory_id: str) -> list[StoredFact]:
         items = self._collection(memory_pk(tenant, memory_id), FACT_PREFIX)
@@ -137,3 +141,7 @@ class DynamoDbGraphStore:
         except (ClientError, BotoCoreError) as exc:
             code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else type(exc).__name__
             raise DependencyError(f"graph store unavailable ({code})") from exc
+
+
+def _link(item: dict[str, Any]) -> Link:
+    return Link(memory_id=item["memory_id"], other_id=item["other_id"], weight=float(item["weight"]), reason=item["reason"])

@@ -137,8 +137,7 @@ class EnrichmentService:
                        predicate=f.predicate, object=f.object, memory_id=memory.id, version=memory.version)
             for f in extraction.facts
         ]
-        self._graph.sync(memory, facts, entities, links)
-        all_links = {link.other_id: link.weight for link in self._graph.links(memory.tenant, memory.id)}
+        all_links = {link.other_id: link.weight for link in self._graph.sync(memory, facts, entities, links)}
         context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
         self._index().upsert([self._document(memory, extraction, vector, context, all_links)])
         self._mark_enriched(memory, extraction.category, entities, extraction.importance)
@@ -161,7 +160,7 @@ class EnrichmentService:
     def _previous(self, memory: Memory) -> Memory | None:
         """The memory captured just before this one in the same scope, if close enough in time."""
         page = self._store.browse(
-            BrowseQuery(tenant=memory.tenant, user_id=memory.user_id, statuses=[Status.OPEN, Status.COMPLETED],
+            BrowseQuery(tenant=memory.tenant, user_id=memory.user_id, statuses=[Status.OPEN],
                         authors=["user", "agent"], limit=1,
                         cursor=Cursor(cursor_created_at=memory.created_at, cursor_id=memory.id))
         )

@@ -1,0 +1,46 @@
+"""Dependencies point inward: the domain and the services import no vendor SDK and no outer ring."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "shared" / "mnemo"
+VENDORS = {"boto3", "botocore", "opensearchpy", "fastapi", "mangum", "mcp", "starlette", "aws_lambda_powertools",
+           "numpy", "tokenizers", "safetensors", "uvicorn", "moto", "httpx"}
+RULES = {
+    "domain": VENDORS | {"mnemo.services", "mnemo.adapters", "mnemo.surfaces", "mnemo.local", "mnemo.bootstrap", "mnemo.ports"},
+    "services": VENDORS | {"mnemo.adapters", "mnemo.surfaces", "mnemo.local", "mnemo.bootstrap"},
+    "adapters": {"fastapi", "mangum", "mcp", "starlette", "mnemo.services", "mnemo.surfaces", "mnemo.local", "mnemo.bootstrap"},
+}
+
+
+def imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def forbidden(name: str, banned: set[str]) -> bool:
+    return any(name == b or name.startswith(b + ".") for b in banned)
+
+
+@pytest.mark.parametrize("ring", list(RULES))
+def test_ring_imports_nothing_outward(ring: str) -> None:
+    modules = sorted((PACKAGE / ring).glob("*.py"))
+    assert modules, f"no modules in {ring}"
+    violations = [f"{m.relative_to(PACKAGE)} imports {name}" for m in modules for name in imports(m)
+                  if forbidden(name, RULES[ring])]
+    assert violations == []
+
+
+def test_ports_import_only_the_domain() -> None:
+    assert {n for n in imports(PACKAGE / "ports.py") if n.startswith("mnemo")} <= {
+        "mnemo.domain.models", "mnemo.domain.extraction"}
+    assert not [n for n in imports(PACKAGE / "ports.py") if forbidden(n, VENDORS)]
