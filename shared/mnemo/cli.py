@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     redrive = commands.add_parser("redrive", help="move DLQ messages back to the queue; failed memories turn pending")
     redrive.add_argument("--limit", type=int, default=1000)
     commands.add_parser("reconcile", help="re-enqueue memories whose enrichment task was lost")
+    commands.add_parser("reindex", help="create the current index version and re-enrich every memory into it")
     return parser
 
 
@@ -67,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(services.status.for_tenant(args.tenant, operator=True).model_dump(), indent=2))
         elif args.command == "redrive":
             print(json.dumps(services.recovery.redrive(args.limit).model_dump()))
+        elif args.command == "reindex":
+            services.index().ensure_index()
+            print(json.dumps({"enqueued": services.recovery.reindex()}))
         elif args.command == "reconcile":
             print(json.dumps({"requeued": services.recovery.requeue_stale()}))
     except MnemoError as exc:

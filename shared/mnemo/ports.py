@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -30,6 +30,7 @@ class EnrichmentTask(BaseModel):
     tenant: str
     memory_id: str
     version: int
+    reindex: bool = False  # re-derive even if already enriched (index rebuilds, model changes)
 
 
 class BrowseQuery(BaseModel):
@@ -109,6 +110,9 @@ class MemoryStore(Protocol):
     def stale_pending(self, older_than: datetime, limit: int) -> list[Memory]:
         """Memories still pending enrichment since before `older_than`, across tenants (reconciler)."""
 
+    def every_memory(self) -> Iterator[Memory]:
+        """Every memory of every tenant: a full table Scan, for the admin reindex only (never a request path)."""
+
 
 class KeyStore(Protocol):
     def put(self, record: ApiKeyRecord) -> None: ...
@@ -128,6 +132,9 @@ class EnrichmentQueue(Protocol):
 
 
 class SearchIndex(Protocol):
+    def ensure_index(self) -> bool:
+        """Create the index at the current mapping version if absent; True when it was created."""
+
     def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
 
     def delete(self, tenant: str, memory_id: str) -> None: ...
@@ -140,6 +147,9 @@ class SearchIndex(Protocol):
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
         """The `k` nearest documents of this scope by cosine (score = cosine clamped to [0, 1])."""
+
+    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
+        """The open document of this scope created last before `before` (its conversational predecessor)."""
 
 
 class Embedder(Protocol):

@@ -207,3 +207,15 @@ def test_reconciler_requeues_a_memory_whose_task_was_lost(pipeline, monkeypatch)
     drain(poller)
     assert services.store.get("local", memory.id).enrichment.state == EnrichmentState.ENRICHED
     assert services.recovery.requeue_stale(grace=timedelta(seconds=-1)) == 0  # enriched: no longer a candidate
+
+
+def test_reindex_rebuilds_a_lost_index_from_dynamodb(pipeline) -> None:
+    services, principal, poller, *_ = pipeline
+    memory = services.memories.capture(principal, CaptureCommand(raw="Jon teaches salsa on Thursdays", as_user=True))
+    drain(poller)
+    services.index().delete("local", memory.id)  # the derived index lost it
+    query = SearchQuery(tenant="local", user_id="default", text="salsa")
+    assert services.index().search(query) == []
+    assert services.recovery.reindex() == 1
+    drain(poller)
+    assert [h.memory_id for h in services.index().search(query)] == [memory.id]

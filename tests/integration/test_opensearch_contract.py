@@ -670,3 +670,24 @@ def test_live_upsert_search_isolate_and_delete(live_index: OpenSearchIndex) -> N
 
     live_index.delete("t1", "m1")
     assert _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)) == [])
+
+
+def test_preceding_is_one_sorted_search_scoped_to_the_user(recorder: Recorder) -> None:
+    index = make_index(recorder, ensured=False)
+    document = {**source("m0"), "text": "Did you paint anything?", "created_at": "2026-01-02T03:04:00Z"}
+    recorder.reply(found(hit(document, 1.0)))
+    before = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+    previous = index.preceding("t1", "u1", before)
+
+    (request,) = recorder.requests
+    assert (request.method, request.path) == ("POST", f"/{INDEX}/_search")
+    assert request.body == {
+        "size": 1, "track_total_hits": False, "_source": {"excludes": ["vector"]},
+        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
+        "query": {"bool": {"filter": [
+            {"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"terms": {"author": ["user", "agent"]}},
+            {"terms": {"status": ["open"]}}, {"range": {"created_at": {"lt": "2026-01-02T03:04:05+00:00"}}},
+        ]}},
+    }
+    assert previous is not None and (previous.memory_id, previous.text) == ("m0", "Did you paint anything?")

@@ -179,6 +179,19 @@ class DynamoDbMemoryStore:
             found.extend(item_to_memory(deserialize(item)) for item in response.get("Items", []))
         return sorted(found, key=lambda m: m.updated_at)[:limit]
 
+    def every_memory(self) -> Iterator[Memory]:
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": "sk = :memory",
+            "ExpressionAttributeValues": serialize({":memory": MEMORY_SK}),
+        }
+        while True:
+            response = self._call("scan", **kwargs)
+            yield from (item_to_memory(deserialize(item)) for item in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                return
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
     def _query_all(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         while True:
             response = self._call("query", **kwargs)

@@ -118,6 +118,9 @@ class LocalSearchIndex:
         self._lock = threading.RLock()
         self._clock = clock
 
+    def ensure_index(self) -> bool:
+        return False  # nothing to create: partitions appear on first write
+
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
         with self._lock:
             for doc in documents:
@@ -165,6 +168,13 @@ class LocalSearchIndex:
             allowed = {m for m, d in partition.docs.items() if d.status != Status.ARCHIVED and m != exclude}
             sims = partition.cosines(vector, allowed)
         return [SearchHit(memory_id=m, score=max(0.0, min(1.0, sims[m]))) for m in _best(sims, k)]
+
+    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
+        with self._lock:
+            partition = self._partitions.get((tenant, user_id))
+            earlier = [d for d in (partition.docs.values() if partition else ()) if d.created_at < before
+                       and d.status == Status.OPEN]
+        return max(earlier, key=lambda d: (d.created_at, d.memory_id)).model_copy(update={"vector": None}) if earlier else None
 
     @staticmethod
     def _lexical(partition: _Partition, text: str, allowed: set[str]) -> dict[str, float]:

@@ -235,6 +235,15 @@ class OpenSearchIndex:
         ordered = sorted(best.items(), key=lambda kv: (-kv[1][1], kv[0]))[:k]
         return [SearchHit(memory_id=mid, score=max(0.0, min(1.0, cos))) for mid, (_, cos) in ordered]
 
+    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
+        """One sorted search. On Serverless a document becomes searchable only after its refresh
+        interval, so a predecessor captured seconds earlier may not be found yet there."""
+        scope = q.scope_filter(tenant, user_id, SIMILAR_AUTHORS, ("open",))
+        body = q.preceding_body(before.isoformat(), scope)
+        response = self._call(lambda c: c.search(index=self.index_name, body=body), missing=_NO_INDEX)
+        hits = response.get("hits", {}).get("hits", [])
+        return IndexDocument.model_validate(hits[0]["_source"]) if hits else None
+
     def _check_query_vector(self, vector: Sequence[float]) -> None:
         if len(vector) != self._dimension:
             raise DependencyError(f"query embedding has {len(vector)} dimensions but the search index expects "

@@ -109,6 +109,18 @@ def knn_body(vector: Sequence[float], size: int, scope: dict[str, Any], *,
     }
 
 
+def preceding_body(before: str, scope: dict[str, Any]) -> dict[str, Any]:
+    """The newest document of the scope created before `before` (ISO timestamp)."""
+    bounded = {"bool": {**scope["bool"], "filter": [*scope["bool"]["filter"], {"range": {"created_at": {"lt": before}}}]}}
+    return {
+        "size": 1,
+        "track_total_hits": False,
+        "_source": {"excludes": ["vector"]},
+        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
+        "query": bounded,
+    }
+
+
 def lexical_body(text: str, size: int, scope: dict[str, Any]) -> dict[str, Any]:
     """BM25 over the lexical fields; `most_fields` sums the boosted per-field scores, the same
     signal the local index computes."""

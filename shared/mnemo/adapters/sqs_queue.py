@@ -23,7 +23,7 @@ class SqsEnrichmentQueue:
 
     def send(self, task: EnrichmentTask) -> None:
         try:
-            self._sqs.send_message(QueueUrl=self._url, MessageBody=task.model_dump_json())
+            self._sqs.send_message(QueueUrl=self._url, MessageBody=task.model_dump_json(exclude_defaults=True))
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError("enrichment queue unavailable") from exc
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
-from mnemo.domain.models import Cursor, Enrichment, EnrichmentState, Memory, Status, utcnow
+from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
 from mnemo.ports import (
-    BrowseQuery,
     Embedder,
     EnrichmentTask,
     Extractor,
@@ -96,7 +95,7 @@ class EnrichmentService:
                     item.skip_reason = "memory no longer exists"
                 elif item.memory.version != item.task.version:
                     item.skip_reason = f"stale task (v{item.task.version}, memory at v{item.memory.version})"
-                elif item.memory.enrichment.state == EnrichmentState.ENRICHED:
+                elif item.memory.enrichment.state == EnrichmentState.ENRICHED and not item.task.reindex:
                     item.skip_reason = "already enriched"  # redelivery after success
                 elif item.memory.status != Status.ARCHIVED:
                     item.extraction = self._extractor.extract(item.memory.raw)
@@ -138,7 +137,7 @@ class EnrichmentService:
             for f in extraction.facts
         ]
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, facts, entities, links)}
-        context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
+        context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         self._index().upsert([self._document(memory, extraction, vector, context, all_links)])
         self._mark_enriched(memory, extraction.category, entities, extraction.importance)
 
@@ -157,21 +156,16 @@ class EnrichmentService:
             pass
 
     # -- steps ---------------------------------------------------------------------------
-    def _previous(self, memory: Memory) -> Memory | None:
+    def _previous(self, memory: Memory) -> IndexDocument | None:
         """The memory captured just before this one in the same scope, if close enough in time."""
-        page = self._store.browse(
-            BrowseQuery(tenant=memory.tenant, user_id=memory.user_id, statuses=[Status.OPEN],
-                        authors=["user", "agent"], limit=1,
-                        cursor=Cursor(cursor_created_at=memory.created_at, cursor_id=memory.id))
-        )
-        if not page.items:
+        previous = self._index().preceding(memory.tenant, memory.user_id, memory.created_at)
+        if previous is None:
             return None
-        previous = page.items[0]
         close = memory.created_at - previous.created_at <= SEQUENCE_WINDOW
         same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
         return previous if close and same_moment else None
 
-    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: Memory | None) -> list[Link]:
+    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None) -> list[Link]:
         weights: dict[str, tuple[float, str]] = {}
 
         def offer(other: str, weight: float, reason: str) -> None:
@@ -185,7 +179,7 @@ class EnrichmentService:
             for other in self._graph.entity_neighbours(memory.tenant, memory.user_id, entities, ENTITY_LINKS + 1):
                 offer(other, ENTITY_LINK_WEIGHT, "entity")
         if previous is not None:
-            offer(previous.id, SEQUENCE_LINK_WEIGHT, "sequence")
+            offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
     def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None) -> None:

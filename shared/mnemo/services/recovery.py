@@ -55,6 +55,15 @@ class RecoveryService:
             logger.warning("re-enqueued memories whose enrichment task was lost", extra={"count": requeued})
         return requeued
 
+    def reindex(self) -> int:
+        """Rebuild the derived index from DynamoDB: one re-enrichment task per memory (vectors are not
+        stored in DynamoDB, so rebuilding re-embeds). Scans the table: an admin operation."""
+        sent = 0
+        for memory in self._store.every_memory():
+            self._queue.send(EnrichmentTask(tenant=memory.tenant, memory_id=memory.id, version=memory.version, reindex=True))
+            sent += 1
+        return sent
+
     def redrive(self, limit: int = 1000) -> RedriveResult:
         """Move DLQ messages back to the queue; their failed memories become pending again."""
         reset = 0
