@@ -22,7 +22,7 @@ $(SAM_VENV)/.installed: requirements-sam.txt
 	touch $@
 
 $(INSPECTOR)/node_modules/.installed: $(INSPECTOR)/package.json $(INSPECTOR)/package-lock.json
-	npm ci --prefix $(INSPECTOR) --no-audit --no-fund --loglevel=error
+	npm install --prefix $(INSPECTOR) --no-save --no-audit --no-fund --loglevel=error  # npm ci trips over platform-only optional deps
 	touch $@
 
 install: $(VENV)/.installed          ## the app's virtualenv, pinned

@@ -17,7 +17,7 @@ CLI = Path(__file__).parent / "inspector" / "node_modules" / ".bin" / "mcp-inspe
 
 def inspector(server: LocalServer, *args: str, key: str | None = "default") -> subprocess.CompletedProcess[str]:
     if not CLI.exists():
-        pytest.fail("MCP Inspector is not installed: run `make test` (it runs npm ci in tests/e2e/inspector)")
+        pytest.fail("MCP Inspector is not installed: run `make test` (it installs the pinned package in tests/e2e/inspector)")
     command = [str(CLI), "--cli", server.mcp_url, "--transport", "http"]
     if key is not None:
         command += ["--header", f"Authorization: Bearer {server.key if key == 'default' else key}"]
