@@ -15,6 +15,8 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+
+from mnemo.domain.text import STOPWORDS
 from typing import Any
 
 import pytest
@@ -179,16 +181,21 @@ def terms_of(bool_filter: dict[str, Any]) -> dict[str, Any]:
 
 # -- mapping ---------------------------------------------------------------------------------
 EXPECTED_MAPPING = {
-    "settings": {"index": {"knn": True}},
+    "settings": {"index": {"knn": True}, "analysis": {
+        "filter": {"mnemo_stop": {"type": "stop", "stopwords": sorted(STOPWORDS)},
+                   "mnemo_plural": {"type": "stemmer", "language": "minimal_english"}},
+        "analyzer": {"mnemo_text": {"type": "custom", "tokenizer": "standard", "filter": [
+            "english_possessive_stemmer", "lowercase", "mnemo_stop", "mnemo_plural"]}},
+    }},
     "mappings": {
         "dynamic": "strict",
         "properties": {
             "vector": {"type": "knn_vector", "dimension": DIM, "method": {
                 "name": "hnsw", "engine": "faiss", "space_type": "innerproduct",
                 "parameters": {"m": 16, "ef_construction": 128}}},
-            "text": {"type": "text", "analyzer": "standard"},
-            "context": {"type": "text", "analyzer": "standard"},
-            "entities": {"type": "text", "analyzer": "standard",
+            "text": {"type": "text", "analyzer": "mnemo_text"},
+            "context": {"type": "text", "analyzer": "mnemo_text"},
+            "entities": {"type": "text", "analyzer": "mnemo_text",
                          "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
             "memory_id": {"type": "keyword"}, "tenant": {"type": "keyword"}, "user_id": {"type": "keyword"},
             "agent_id": {"type": "keyword"}, "group_id": {"type": "keyword"}, "author": {"type": "keyword"},
@@ -262,8 +269,8 @@ def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Record
     assert lexical == {
         "size": 50, "track_total_hits": False, "_source": {"excludes": ["vector"]},
         "query": {"bool": {
-            "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.5",
-                                                                                  "context^0.3"],
+            "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.25",
+                                                                                  "context^0.7"],
                                       "type": "most_fields"}}],
             "filter": scope,
         }},

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mnemo.domain.text import STOPWORDS
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument
 
 # The physical index is `<MNEMO_OPENSEARCH_INDEX>-v<MAPPING_VERSION>`. Bump the version on any
@@ -44,9 +45,9 @@ def index_body(dimension: int) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORD_FIELDS}
     properties.update({
         "vector": {"type": "knn_vector", "dimension": dimension, "method": KNN_METHOD},
-        "text": {"type": "text", "analyzer": "standard"},
-        "context": {"type": "text", "analyzer": "standard"},
-        "entities": {"type": "text", "analyzer": "standard",
+        "text": {"type": "text", "analyzer": "mnemo_text"},
+        "context": {"type": "text", "analyzer": "mnemo_text"},
+        "entities": {"type": "text", "analyzer": "mnemo_text",
                      "fields": {"keyword": {"type": "keyword", "ignore_above": 256}}},
         "captured_at": {"type": "date"},
         "created_at": {"type": "date"},
@@ -54,7 +55,25 @@ def index_body(dimension: int) -> dict[str, Any]:
         "version": {"type": "integer"},
         "links": {"type": "object", "enabled": False},  # memory id -> weight, kept in _source only
     })
-    return {"settings": {"index": {"knn": True}}, "mappings": {"dynamic": "strict", "properties": properties}}
+    return {"settings": {"index": {"knn": True}, "analysis": TEXT_ANALYSIS},
+            "mappings": {"dynamic": "strict", "properties": properties}}
+
+
+# The same tokens as `mnemo.domain.text.tokenize` (what the local index scores): lower case, no
+# possessive 's, our stopword list, plurals folded (minimal_english is an s-stemmer).
+TEXT_ANALYSIS: dict[str, Any] = {
+    "filter": {
+        "mnemo_stop": {"type": "stop", "stopwords": sorted(STOPWORDS)},
+        "mnemo_plural": {"type": "stemmer", "language": "minimal_english"},
+    },
+    "analyzer": {
+        "mnemo_text": {
+            "type": "custom",
+            "tokenizer": "standard",
+            "filter": ["english_possessive_stemmer", "lowercase", "mnemo_stop", "mnemo_plural"],
+        }
+    },
+}
 
 
 def document_id(tenant: str, memory_id: str) -> str:

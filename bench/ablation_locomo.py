@@ -1,0 +1,183 @@
+"""Ablations of Mnemo's retrieval mechanisms on LoCoMo, in seconds instead of minutes.
+
+Builds the local index straight from the turns (no DynamoDB, no queue) with the same pieces the
+worker uses — the heuristic extractor, the MiniLM embedder, `date_words`, the link rules and
+`mnemo.domain.scoring.fuse` — then toggles one mechanism at a time. Use it to decide mechanisms;
+quote the numbers of `bench/locomo/run.py`, which goes through the public API.
+
+    PYTHONPATH=shared:. .venv/bin/python bench/ablation_locomo.py ../shared/bench/locomo-dev.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import sys
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "shared"), str(REPO)]
+
+from bench.locomo.data import load  # noqa: E402
+from bench.locomo.metrics import recall_at_k  # noqa: E402
+from mnemo import ports  # noqa: E402
+from mnemo.adapters import local_index  # noqa: E402
+from mnemo.adapters.heuristic_extractor import HeuristicExtractor  # noqa: E402
+from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
+from mnemo.domain import scoring  # noqa: E402
+from mnemo.domain.models import Status  # noqa: E402
+from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
+from mnemo.services.enrichment import date_words  # noqa: E402
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+class Embeddings:
+    """MiniLM vectors cached on disk by text hash (the model is the slow part)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.cache: dict[str, np.ndarray] = {}
+        if path.exists():
+            data = np.load(path)
+            self.cache = {k: data[k] for k in data.files}
+        self.model = LocalMiniLmEmbedder(REPO / "models" / "minilm")
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        missing = [(k, t) for k, t in zip(keys, texts) if k not in self.cache]
+        if missing:
+            for (k, _), v in zip(missing, self.model.embed([t for _, t in missing])):
+                self.cache[k] = np.asarray(v, dtype=np.float32)
+            np.savez(self.path, **self.cache)
+        return [self.cache[k].tolist() for k in keys]
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    name: str
+    weights: scoring.Weights = scoring.DEFAULT_WEIGHTS
+    fields: tuple[tuple[str, float], ...] = tuple(ports.LEXICAL_FIELDS.items())
+    context: str = "previous+date"  # "" | "date" | "previous" | "previous+date"
+    links: tuple[str, ...] = ("sequence", "semantic", "entity")
+    expand: bool = True
+    embed_previous: bool = False  # embed "previous turn + this turn" instead of the turn alone
+
+
+def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):  # noqa: ANN001, ANN201
+    index = local_index.LocalSearchIndex(clock=lambda: NOW)
+    contents = [f"{t.speaker}: {t.text}" + (f" [shared image: {t.blip_caption}]" if t.blip_caption else "") for t in conv.turns]
+    embed_texts = [
+        f"{contents[i - 1]} {c}" if variant.embed_previous and i > 0 and conv.turns[i - 1].session == t.session else c
+        for i, (c, t) in enumerate(zip(contents, conv.turns))
+    ]
+    vectors = embed(embed_texts)
+    created = [NOW - timedelta(days=30) + timedelta(seconds=i) for i in range(len(contents))]
+    ids = [t.dia_id for t in conv.turns]
+    extractions = [extractor.extract(c) for c in contents]
+    docs = []
+    entity_posts: dict[str, list[str]] = defaultdict(list)
+    matrix = np.asarray(vectors, dtype=np.float32)
+    for i, (turn, content, ex) in enumerate(zip(conv.turns, contents, extractions)):
+        previous = i > 0 and conv.turns[i - 1].session == turn.session
+        context_parts = []
+        if "previous" in variant.context and previous:
+            context_parts.append(contents[i - 1])
+        if "next" in variant.context and i + 1 < len(conv.turns) and conv.turns[i + 1].session == turn.session:
+            context_parts.append(contents[i + 1])
+        if "date" in variant.context:
+            context_parts.append(date_words(turn.date))
+        links: dict[str, float] = {}
+        if "sequence" in variant.links and previous:
+            links[ids[i - 1]] = 0.6
+        if "semantic" in variant.links and i > 0:
+            sims = matrix[:i] @ matrix[i]
+            for j in np.argsort(-sims)[:5]:
+                if sims[j] >= 0.5:
+                    links[ids[j]] = max(links.get(ids[j], 0), float(sims[j]))
+        if "entity" in variant.links:
+            for e in ex.entities:
+                for other in entity_posts[e.name.casefold()][-6:]:
+                    links.setdefault(other, 0.4)
+                entity_posts[e.name.casefold()].append(ids[i])
+        docs.append(IndexDocument(tenant="t", memory_id=ids[i], user_id="u", author="user", status=Status.OPEN,
+                                  text=ex.normalized_text, context=" ".join(context_parts),
+                                  entities=[e.name for e in ex.entities], captured_at=turn.date, created_at=created[i],
+                                  importance=ex.importance, vector=vectors[i], links=links))
+    # links are stored both ways by the worker
+    by_id = {d.memory_id: d for d in docs}
+    for d in docs:
+        for other, w in list(d.links.items()):
+            by_id[other].links.setdefault(d.memory_id, w)
+    index.upsert(docs)
+    return index
+
+
+def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:  # noqa: ANN001
+    original_fields, original_weights = dict(ports.LEXICAL_FIELDS), scoring.DEFAULT_WEIGHTS
+    ports.LEXICAL_FIELDS.clear()
+    ports.LEXICAL_FIELDS.update(dict(variant.fields))
+    local_index.LEXICAL_FIELDS = ports.LEXICAL_FIELDS
+    fuse = scoring.fuse
+    local_index.fuse = lambda c, **kw: fuse(c, **{**kw, "weights": variant.weights})
+    try:
+        per_cat: dict[int, list[float]] = defaultdict(list)
+        for conv in conversations:
+            index = build(conv, variant, embed, extractor)
+            questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
+            qvecs = embed([q.question for q in questions])
+            for q, qv in zip(questions, qvecs):
+                hits = index.search(SearchQuery(tenant="t", user_id="u", text=q.question, vector=qv,
+                                                authors=["user", "agent"], top_k=10, expand_graph=variant.expand))
+                per_cat[q.category].append(recall_at_k([h.memory_id for h in hits], q.evidence, 5))
+    finally:
+        ports.LEXICAL_FIELDS.clear()
+        ports.LEXICAL_FIELDS.update(original_fields)
+        local_index.fuse = fuse
+    result = {f"cat{c}": float(np.mean(v)) for c, v in sorted(per_cat.items())}
+    result["all"] = float(np.mean([x for v in per_cat.values() for x in v]))
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data")
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    conversations, _ = load(args.data)
+    embed = Embeddings(REPO / ".cache" / "locomo-minilm.npz")
+    extractor = HeuristicExtractor()
+    W, D, R = scoring.Weights, scoring.DEFAULT_WEIGHTS, dataclasses.replace
+    variants = [
+        Variant("default (shipped)"),
+        Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False),
+        Variant("dense only", W(0, 1, 0, 0), context="", links=(), expand=False),
+        Variant("no context field", context=""),
+        Variant("context: date words only", context="date"),
+        Variant("context: predecessor only", context="previous"),
+        Variant("context: predecessor + successor + date", context="previous+next+date"),
+        Variant("context boost .3", fields=(("text", 1.0), ("entities", 0.25), ("context", 0.3))),
+        Variant("context boost 1.0", fields=(("text", 1.0), ("entities", 0.25), ("context", 1.0))),
+        Variant("entities boost .5", fields=(("text", 1.0), ("entities", 0.5), ("context", 0.7))),
+        Variant("no graph expansion", expand=False),
+        Variant("lexical .45 / semantic .45", R(D, lexical=0.45, semantic=0.45)),
+        Variant("lexical .65 / semantic .25", R(D, lexical=0.65, semantic=0.25)),
+        Variant("no importance / recency", R(D, lexical=0.6, semantic=0.4, importance=0, recency=0)),
+        Variant("embed predecessor + turn", embed_previous=True),
+    ]
+    if args.only:
+        variants = [v for v in variants if v.name in args.only.split(",")]
+    print(f"{'variant':<30}" + "".join(f"{c:>8}" for c in ("cat1", "cat2", "cat3", "cat4", "all")))
+    for variant in variants:
+        r = evaluate(conversations, variant, embed, extractor)
+        print(f"{variant.name:<30}" + "".join(f"{r.get(c, 0):>8.3f}" for c in ("cat1", "cat2", "cat3", "cat4", "all")), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
