@@ -156,11 +156,15 @@ def parse_sample(sample: dict[str, Any], fixes: EvidenceFixes) -> Conversation:
         if not evidence:
             fixes.questions_skipped += 1
             continue
-        questions.append(Question(question=qa["question"], category=int(qa["category"]), evidence=evidence, index=index))
+        questions.append(
+            Question(question=qa["question"], category=int(qa["category"]), evidence=evidence, index=index)
+        )
     return Conversation(sample_id=sample_id, turns=tuple(turns), questions=tuple(questions))
 
 
-def iter_conversations(samples: Iterable[dict[str, Any]], fixes: EvidenceFixes, only: set[str] | None = None) -> Iterator[Conversation]:
+def iter_conversations(
+    samples: Iterable[dict[str, Any]], fixes: EvidenceFixes, only: set[str] | None = None
+) -> Iterator[Conversation]:
     for sample in samples:
         if only is None or str(sample["sample_id"]) in only:
             yield parse_sample(sample, fixes)

@@ -38,7 +38,9 @@ class Thought(BaseModel):
     metadata: dict[str, Any]
     entities: list[str]
     enrichment: EnrichmentView
-    score: float | None = Field(default=None, description="Normalised relevance in [0, 1] (search mode only).")
+    score: float | None = Field(
+        default=None, description="Normalised relevance in [0, 1] (search mode only).", exclude_if=lambda v: v is None
+    )
 
 
 class MemoryView(BaseModel):
@@ -61,8 +63,10 @@ class MemoryView(BaseModel):
     updated_at: datetime
     version: int
     enrichment: EnrichmentView
-    score: float | None = None
-    explain: dict[str, float] | None = Field(default=None, description="Each normalised score component (explain=true).")
+    score: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    explain: dict[str, float] | None = Field(
+        default=None, description="Each normalised score component (explain=true).", exclude_if=lambda v: v is None
+    )
 
 
 class LinkView(BaseModel):
