@@ -83,7 +83,7 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     docs = []
     entity_posts: dict[str, list[str]] = defaultdict(list)
     matrix = np.asarray(vectors, dtype=np.float32)
-    for i, (turn, content, ex) in enumerate(zip(conv.turns, contents, extractions)):
+    for i, (turn, ex) in enumerate(zip(conv.turns, extractions)):
         previous = i > 0 and conv.turns[i - 1].session == turn.session
         context_parts = []
         if "previous" in variant.context and previous:
@@ -119,7 +119,7 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
 
 
 def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:  # noqa: ANN001
-    original_fields, original_weights = dict(ports.LEXICAL_FIELDS), scoring.DEFAULT_WEIGHTS
+    original_fields = dict(ports.LEXICAL_FIELDS)
     ports.LEXICAL_FIELDS.clear()
     ports.LEXICAL_FIELDS.update(dict(variant.fields))
     local_index.LEXICAL_FIELDS = ports.LEXICAL_FIELDS

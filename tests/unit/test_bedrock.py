@@ -16,7 +16,6 @@ from botocore.stub import ANY, Stubber
 
 from mnemo.adapters.bedrock import (
     BEDROCK_CLIENT_CONFIG,
-    SYSTEM_PROMPT,
     TOOL_NAME,
     BedrockEmbedder,
     BedrockExtractor,
