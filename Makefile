@@ -46,8 +46,11 @@ pytest: install model inspector      ## unit, integration and end-to-end tests
 
 test: check-template sam-build pytest
 
-bench: install model                 ## benchmarks (see bench/README.md)
-	$(PY) bench/run_all.py
+bench: install model                 ## the quick benchmarks (see bench/README.md for LoCoMo and cold start)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(PY) bench/enrichment_bench.py
+	$(PY) bench/index_scale.py
+	$(PY) bench/embedder_bench.py
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache $(INSPECTOR)/node_modules
