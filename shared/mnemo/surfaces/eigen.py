@@ -19,7 +19,7 @@ from mnemo.errors import DependencyError, MnemoError
 from mnemo.services.memories import MemoryService
 from mnemo.surfaces.errors import describe_validation
 from mnemo.surfaces.principal import current_principal
-from mnemo.surfaces.views import Thought, thought_view
+from mnemo.surfaces.views import Thought, cursor_params, thought_view
 
 INSTRUCTIONS = (
     "Mnemo is the user's long-term memory. Capture durable facts, decisions, preferences and tasks with "
@@ -149,12 +149,8 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
             service, principal = memories(), current_principal()
             if command.is_browse:
                 page = service.browse(principal, command)
-                cursor = page.next_cursor
                 return RetrieveResult(
-                    results=[thought_view(m, detail=detail) for m in page.items],
-                    next_cursor=None
-                    if cursor is None
-                    else {"cursor_created_at": cursor.cursor_created_at.isoformat(), "cursor_id": cursor.cursor_id},
+                    results=[thought_view(m, detail=detail) for m in page.items], next_cursor=cursor_params(page.next_cursor)
                 )
             hits = service.search(principal, command)
             return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])

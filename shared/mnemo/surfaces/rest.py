@@ -13,7 +13,7 @@ from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, 
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Scope, Status
 from mnemo.services.memories import require
 from mnemo.surfaces.auth import authenticate
-from mnemo.surfaces.views import MemoryDetail, MemoryView, memory_detail, memory_view
+from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
 
 router = APIRouter(prefix="/v1")
 
@@ -103,13 +103,7 @@ def list_memories(
         cursor_id=cursor_id,
     )
     page = container().memories.browse(caller, command)
-    cursor = page.next_cursor
-    return MemoryList(
-        results=[memory_view(m) for m in page.items],
-        next_cursor=None
-        if cursor is None
-        else {"cursor_created_at": cursor.cursor_created_at.isoformat(), "cursor_id": cursor.cursor_id},
-    )
+    return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor))
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetail)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemo.domain.models import Author, Memory, Status
+from mnemo.domain.models import Author, Cursor, Memory, Status
 from mnemo.ports import Link, StoredFact
 
 SNIPPET_CHARS = 280
@@ -85,6 +85,13 @@ class FactView(BaseModel):
 class MemoryDetail(MemoryView):
     links: list[LinkView]
     facts: list[FactView]
+
+
+def cursor_params(cursor: Cursor | None) -> dict[str, str] | None:
+    """The next page's position as the two arguments a caller passes back."""
+    if cursor is None:
+        return None
+    return {"cursor_created_at": cursor.cursor_created_at.isoformat(), "cursor_id": cursor.cursor_id}
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
