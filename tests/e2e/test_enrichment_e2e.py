@@ -41,5 +41,5 @@ def test_capture_is_enriched_with_category_entities_facts_and_links(server: Loca
     status = httpx.get(f"{server.base}/v1/status", headers=server.headers()).json()
     assert status["failed"] == 0
     found = httpx.post(f"{server.base}/v1/memories/search", headers=server.headers(),
-                       json={"query": "What does Sarah like to paint?", "user_id": "e2e-enrich"}).json()["results"]
+                       json={"query": "Who loves painting sunsets?", "user_id": "e2e-enrich"}).json()["results"]
     assert found[0]["id"] == first
