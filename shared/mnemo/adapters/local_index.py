@@ -50,7 +50,8 @@ class _Field:
                 if not ids:
                     del self.postings[term]
 
-    def scores(self, terms: set[str], allowed: set[str], doc_count: int) -> dict[str, float]:
+    def scores(self, terms: set[str], allowed: Callable[[str], bool], doc_count: int) -> dict[str, float]:
+        """BM25 of the documents holding any of `terms`; only those postings are visited."""
         avg_len = self.total_len / doc_count if doc_count else 0.0
         out: dict[str, float] = defaultdict(float)
         for term in terms:
@@ -58,26 +59,37 @@ class _Field:
             if not ids:
                 continue
             idf = bm25_idf(doc_count, len(ids))
-            for mid in ids & allowed:
-                out[mid] += bm25_term(self.terms[mid][term], idf, self.lengths[mid], avg_len)
+            for mid in ids:
+                if allowed(mid):
+                    out[mid] += bm25_term(self.terms[mid][term], idf, self.lengths[mid], avg_len)
         return out
+
+
+AUTHOR_CODES = {"user": 0, "agent": 1}
+STATUS_CODES = {Status.OPEN: 0, Status.COMPLETED: 1, Status.ARCHIVED: 2}
+_FREE = -1  # status code of a row whose document was removed or replaced
 
 
 @dataclass
 class _Partition:
+    """One (tenant, user): documents, per-field BM25 statistics, and a matrix of unit vectors whose
+    rows carry author and status codes, so the semantic leg filters and ranks inside numpy."""
+
     docs: dict[str, IndexDocument] = field(default_factory=dict)
     fields: dict[str, _Field] = field(default_factory=lambda: {name: _Field() for name in LEXICAL_FIELDS})
-    rows: dict[str, int] = field(default_factory=dict)  # memory id -> row of `matrix`
+    rows: dict[str, int] = field(default_factory=dict)  # memory id -> row
     ids: list[str | None] = field(default_factory=list)  # row -> memory id (None = free)
     matrix: np.ndarray | None = None
+    authors: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    statuses: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
 
     def add(self, doc: IndexDocument) -> None:
         self.remove(doc.memory_id)
-        self.docs[doc.memory_id] = doc
+        if doc.vector is not None:
+            self._put_vector(doc, np.asarray(doc.vector, dtype=np.float32))
+        self.docs[doc.memory_id] = doc.model_copy(update={"vector": None})  # the matrix holds it
         for name, index in self.fields.items():
             index.add(doc.memory_id, _field_text(doc, name))
-        if doc.vector is not None:
-            self._put_vector(doc.memory_id, np.asarray(doc.vector, dtype=np.float32))
 
     def remove(self, memory_id: str) -> None:
         if self.docs.pop(memory_id, None) is None:
@@ -87,22 +99,38 @@ class _Partition:
         row = self.rows.pop(memory_id, None)
         if row is not None:
             self.ids[row] = None
+            self.statuses[row] = _FREE
 
-    def _put_vector(self, memory_id: str, vector: np.ndarray) -> None:
+    def _put_vector(self, doc: IndexDocument, vector: np.ndarray) -> None:
         if self.matrix is None:
             self.matrix = np.zeros((64, vector.shape[0]), dtype=np.float32)
+            self.authors = np.zeros(64, dtype=np.int8)
+            self.statuses = np.full(64, _FREE, dtype=np.int8)
         row = len(self.ids)
         if row == self.matrix.shape[0]:  # grow geometrically: amortised O(1) inserts
             self.matrix = np.vstack([self.matrix, np.zeros_like(self.matrix)])
+            self.authors = np.concatenate([self.authors, np.zeros_like(self.authors)])
+            self.statuses = np.concatenate([self.statuses, np.full_like(self.statuses, _FREE)])
         self.matrix[row] = vector
-        self.ids.append(memory_id)
-        self.rows[memory_id] = row
+        self.authors[row] = AUTHOR_CODES[doc.author]
+        self.statuses[row] = STATUS_CODES[doc.status]
+        self.ids.append(doc.memory_id)
+        self.rows[doc.memory_id] = row
 
-    def cosines(self, vector: list[float], allowed: set[str]) -> dict[str, float]:
-        if self.matrix is None or not self.rows:
+    def nearest(self, vector: list[float], authors: list[str], statuses: list[Status], k: int,
+                exclude: str | None = None) -> dict[str, float]:
+        """The `k` best cosines among rows of the given authors and statuses."""
+        count = len(self.ids)
+        if self.matrix is None or count == 0 or k <= 0:
             return {}
-        sims = self.matrix[: len(self.ids)] @ np.asarray(vector, dtype=np.float32)
-        return {mid: float(sims[row]) for row, mid in enumerate(self.ids) if mid is not None and mid in allowed}
+        allowed = np.isin(self.authors[:count], [AUTHOR_CODES[a] for a in authors])
+        allowed &= np.isin(self.statuses[:count], [STATUS_CODES[s] for s in statuses])
+        if exclude is not None and exclude in self.rows:
+            allowed[self.rows[exclude]] = False
+        sims = self.matrix[:count] @ np.asarray(vector, dtype=np.float32)
+        sims[~allowed] = -np.inf
+        top = np.argpartition(-sims, k - 1)[:k] if k < count else np.arange(count)
+        return {self.ids[r]: float(sims[r]) for r in top if np.isfinite(sims[r])}  # type: ignore[misc]
 
 
 def _field_text(doc: IndexDocument, name: str) -> str:
@@ -142,9 +170,16 @@ class LocalSearchIndex:
             partition = self._partitions.get((query.tenant, query.user_id))
             if partition is None or not partition.docs:
                 return []
-            allowed = {m for m, d in partition.docs.items() if d.author in query.authors and d.status in query.statuses}
+            docs = partition.docs
+
+            def allowed(mid: str) -> bool:
+                doc = docs[mid]
+                return doc.author in query.authors and doc.status in query.statuses
+
             lexical = self._lexical(partition, query.text, allowed)
-            semantic = partition.cosines(query.vector, allowed) if query.vector is not None else {}
+            semantic = {}
+            if query.vector is not None:
+                semantic = partition.nearest(query.vector, list(query.authors), list(query.statuses), size)
             chosen = set(_best(lexical, size)) | set(_best(semantic, size))
             candidates = [
                 Candidate(
@@ -165,8 +200,7 @@ class LocalSearchIndex:
             partition = self._partitions.get((tenant, user_id))
             if partition is None:
                 return []
-            allowed = {m for m, d in partition.docs.items() if d.status != Status.ARCHIVED and m != exclude}
-            sims = partition.cosines(vector, allowed)
+            sims = partition.nearest(vector, ["user", "agent"], [Status.OPEN, Status.COMPLETED], k, exclude)
         return [SearchHit(memory_id=m, score=max(0.0, min(1.0, sims[m]))) for m in _best(sims, k)]
 
     def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
@@ -177,7 +211,7 @@ class LocalSearchIndex:
         return max(earlier, key=lambda d: (d.created_at, d.memory_id)).model_copy(update={"vector": None}) if earlier else None
 
     @staticmethod
-    def _lexical(partition: _Partition, text: str, allowed: set[str]) -> dict[str, float]:
+    def _lexical(partition: _Partition, text: str, allowed: Callable[[str], bool]) -> dict[str, float]:
         terms = set(tokenize(text))
         total: dict[str, float] = defaultdict(float)
         for name, boost in LEXICAL_FIELDS.items():
