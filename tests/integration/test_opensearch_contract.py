@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from mnemo.adapters.opensearch_queries import CANDIDATE_SOURCE
 from mnemo.domain.text import STOPWORDS
 from typing import Any
 
@@ -262,12 +263,12 @@ def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Record
     scope = [{"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"terms": {"author": ["user", "agent"]}},
              {"terms": {"status": ["open", "completed"]}}]
     assert knn == {
-        "size": 50, "track_total_hits": False, "_source": {"excludes": ["vector"]},
-        "query": {"knn": {"vector": {"vector": [0.1, 0.2, 0.3, 0.4], "k": 50,
+        "size": 400, "track_total_hits": False, "_source": CANDIDATE_SOURCE,
+        "query": {"knn": {"vector": {"vector": [0.1, 0.2, 0.3, 0.4], "k": 400,
                                      "filter": {"bool": {"filter": [*scope, {"term": {"embedding_model": MODEL}}]}}}}},
     }
     assert lexical == {
-        "size": 50, "track_total_hits": False, "_source": {"excludes": ["vector"]},
+        "size": 400, "track_total_hits": False, "_source": CANDIDATE_SOURCE,
         "query": {"bool": {
             "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.25",
                                                                                   "context^0.7"],
@@ -277,14 +278,14 @@ def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Record
     }
 
 
-def test_leg_size_is_five_times_top_k_with_a_floor_of_fifty(recorder: Recorder) -> None:
+def test_both_legs_are_deep_forty_times_top_k_between_400_and_1000(recorder: Recorder) -> None:
     index = make_index(recorder, ensured=False)
     recorder.reply(msearch([], []))
 
     index.search(query(top_k=30))
 
     _, knn, _, lexical = recorder.requests[0].body
-    assert knn["size"] == knn["query"]["knn"]["vector"]["k"] == lexical["size"] == 150
+    assert knn["size"] == knn["query"]["knn"]["vector"]["k"] == lexical["size"] == 1000
 
 
 def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -> None:

@@ -196,15 +196,14 @@ class OpenSearchIndex:
     # -- reads ----------------------------------------------------------------------------
     def search(self, query: SearchQuery) -> list[SearchHit]:
         """One `_msearch`: the k-NN leg (when the query has a vector) and the BM25 leg, then `fuse`."""
-        size = leg_size(query.top_k)
         scope = q.scope_filter(query.tenant, query.user_id, query.authors, query.statuses)
         body: list[dict[str, Any]] = []
         if query.vector is not None:
             self._check_query_vector(query.vector)
             knn_scope = q.scope_filter(query.tenant, query.user_id, query.authors, query.statuses,
                                        embedding_model=self._embedding_model)
-            body += [{}, q.knn_body(query.vector, size, knn_scope)]
-        body += [{}, q.lexical_body(query.text, size, scope)]
+            body += [{}, q.knn_body(query.vector, leg_size(query.top_k), knn_scope, source=q.CANDIDATE_SOURCE)]
+        body += [{}, q.lexical_body(query.text, leg_size(query.top_k), scope, source=q.CANDIDATE_SOURCE)]
         response = self._call(lambda c: c.msearch(body=body, index=self.index_name), missing=_NO_INDEX)
         if response is _NO_INDEX:
             return []

@@ -140,14 +140,18 @@ def preceding_body(before: str, scope: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def lexical_body(text: str, size: int, scope: dict[str, Any]) -> dict[str, Any]:
+# What fusion reads from a hit: the legs are deep (hundreds of hits), so they carry no text.
+CANDIDATE_SOURCE = ["memory_id", "version", "importance", "captured_at", "links"]
+
+
+def lexical_body(text: str, size: int, scope: dict[str, Any], *, source: Any = None) -> dict[str, Any]:
     """BM25 over the lexical fields; `most_fields` sums the boosted per-field scores, the same
     signal the local index computes."""
     fields = [f"{name}^{boost}" for name, boost in LEXICAL_FIELDS.items()]
     return {
         "size": size,
         "track_total_hits": False,
-        "_source": {"excludes": ["vector"]},
+        "_source": source if source is not None else {"excludes": ["vector"]},
         "query": {"bool": {
             "must": [{"multi_match": {"query": text, "fields": fields, "type": "most_fields"}}],
             "filter": scope["bool"]["filter"],

@@ -54,8 +54,10 @@ class Ranked:
 
 
 def leg_size(top_k: int) -> int:
-    """How many hits each leg (lexical, semantic) contributes to fusion, in every adapter."""
-    return max(50, 5 * top_k)
+    """How many hits each leg (lexical, semantic) hands to fusion, in every adapter. Deep on
+    purpose: a candidate found by one leg carries the other leg's signal only if that leg reached
+    it too (LoCoMo recall@5: 0.58 at depth 50, 0.60 at 100, 0.62 at 200, 0.63 at 400; docs/scoring.md)."""
+    return min(1000, max(400, 40 * top_k))
 
 
 def bm25_idf(doc_count: int, doc_freq: int) -> float:
