@@ -17,7 +17,7 @@ from datetime import datetime
 import numpy as np
 
 from mnemo.domain.models import Status, utcnow
-from mnemo.domain.scoring import BM25_B, BM25_K1, Candidate, bm25_idf, fuse, leg_size
+from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, fuse, leg_size
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument, SearchHit, SearchQuery
 
@@ -66,8 +66,6 @@ class _Field:
     def scores(self, terms: set[str], allowed: np.ndarray, doc_count: int, out: np.ndarray, boost: float) -> None:
         """Add `boost × BM25` of every allowed row holding any of `terms` into `out` (vectorised)."""
         avg_len = self.total_len / doc_count if doc_count else 0.0
-        norm_base = BM25_K1 * (1.0 - BM25_B)
-        norm_len = BM25_K1 * BM25_B / max(avg_len, 1e-9)
         for term in terms:
             if self.doc_freq.get(term, 0) <= 0:
                 continue
@@ -78,7 +76,7 @@ class _Field:
             keep = allowed[rows]
             rows, tfs = rows[keep], tfs[keep]
             idf = bm25_idf(doc_count, self.doc_freq[term])
-            out[rows] += boost * idf * tfs * (BM25_K1 + 1.0) / (tfs + norm_base + norm_len * self.lengths[rows])
+            out[rows] += boost * bm25_term(tfs, idf, self.lengths[rows], avg_len)  # elementwise over the rows
 
 
 @dataclass

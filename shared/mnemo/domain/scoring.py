@@ -8,7 +8,8 @@ hits to `fuse` as `Candidate`s; `fuse` does everything else, so every adapter ra
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -64,7 +65,8 @@ def bm25_idf(doc_count: int, doc_freq: int) -> float:
     return math.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-def bm25_term(tf: int, idf: float, doc_len: int, avg_len: float) -> float:
+def bm25_term(tf: Any, idf: float, doc_len: Any, avg_len: float) -> Any:
+    """One term's BM25 contribution; plain arithmetic, so numpy arrays of tf/doc_len work too."""
     norm = BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len / max(avg_len, 1e-9))
     return idf * tf * (BM25_K1 + 1.0) / (tf + norm)
 
@@ -126,11 +128,6 @@ def fuse(
                     parts["graph"] = lent
                     ranked[other] = Ranked(other, clamp01(lent), parts)
     return sorted(ranked.values(), key=lambda r: (-r.score, r.memory_id))[:top_k]
-
-
-def top_k(scores: Mapping[str, float], k: int) -> list[tuple[str, float]]:
-    """Best first; ties broken by id so results are deterministic."""
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 def clamp01(value: float) -> float:

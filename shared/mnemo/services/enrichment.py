@@ -81,10 +81,6 @@ class EnrichmentService:
         self._extractor = extractor
         self._clock = clock
 
-    @property
-    def embedder(self) -> Embedder:
-        return self._embedder
-
     def prepare(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
         """Load, extract and embed a whole batch; one embedding call for all live memories."""
         prepared = [Prepared(task=t) for t in tasks]
