@@ -156,7 +156,8 @@ def main() -> int:
     variants = [
         Variant("default (shipped)"),
         Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False),
-        Variant("dense only", W(0, 1, 0, 0), context="", links=(), expand=False),
+        Variant("dense only", W(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
+        Variant("dense + length prior", W(0, 1, 0, 0), context="", links=(), expand=False),
         Variant("no context field", context=""),
         Variant("context: date words only", context="date"),
         Variant("context: predecessor only", context="previous"),
@@ -165,17 +166,22 @@ def main() -> int:
         Variant("context boost 1.0", fields=(("text", 1.0), ("entities", 0.25), ("context", 1.0))),
         Variant("entities boost .5", fields=(("text", 1.0), ("entities", 0.5), ("context", 0.7))),
         Variant("no graph expansion", expand=False),
+        Variant("no length prior", R(D, length_pivot=0.0)),
+        Variant("no length prior, lexical .55 / semantic .35", R(D, lexical=0.55, semantic=0.35, length_pivot=0.0)),
+        Variant("length pivot 1× mean", R(D, length_pivot=1.0)),
+        Variant("length pivot 3× mean", R(D, length_pivot=3.0)),
+        Variant("lexical .55 / semantic .35", R(D, lexical=0.55, semantic=0.35)),
         Variant("lexical .45 / semantic .45", R(D, lexical=0.45, semantic=0.45)),
         Variant("lexical .65 / semantic .25", R(D, lexical=0.65, semantic=0.25)),
-        Variant("no importance / recency", R(D, lexical=0.6, semantic=0.4, importance=0, recency=0)),
+        Variant("no importance / recency", R(D, lexical=0.55, semantic=0.45, importance=0, recency=0)),
         Variant("embed predecessor + turn", embed_previous=True),
     ]
     if args.only:
         variants = [v for v in variants if v.name in args.only.split(",")]
-    print(f"{'variant':<30}" + "".join(f"{c:>8}" for c in ("cat1", "cat2", "cat3", "cat4", "all")))
+    print(f"{'variant':<44}" + "".join(f"{c:>8}" for c in ("cat1", "cat2", "cat3", "cat4", "all")))
     for variant in variants:
         r = evaluate(conversations, variant, embed, extractor)
-        print(f"{variant.name:<30}" + "".join(f"{r.get(c, 0):>8.3f}" for c in ("cat1", "cat2", "cat3", "cat4", "all")), flush=True)
+        print(f"{variant.name:<44}" + "".join(f"{r.get(c, 0):>8.3f}" for c in ("cat1", "cat2", "cat3", "cat4", "all")), flush=True)
     return 0
 
 

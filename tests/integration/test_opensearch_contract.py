@@ -27,14 +27,14 @@ from opensearchpy.exceptions import ConnectionError as TransportConnectionError
 from mnemo.adapters import opensearch_queries as q
 from mnemo.adapters.opensearch_index import OpenSearchIndex
 from mnemo.domain.models import Status
-from mnemo.domain.scoring import Candidate, fuse, lexical_score
+from mnemo.domain.scoring import Candidate, fuse, length_factor, lexical_score
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchQuery
 from mnemo.settings import MnemoSettings
 from tests.conftest import REPO
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-INDEX = "mnemo-memories-v1"
+INDEX = "mnemo-memories-v2"
 MODEL = "test-model"
 DIM = 4
 ALREADY_EXISTS = {"error": {"type": "resource_already_exists_exception", "reason": "index [x] already exists"},
@@ -142,9 +142,9 @@ def doc(memory_id: str = "m1", *, tenant: str = "t1", user_id: str = "u1", versi
 
 
 def source(memory_id: str, *, version: int = 1, days: float = 10, importance: float = 0.5,
-           links: dict[str, float] | None = None, tenant: str = "t1") -> dict[str, Any]:
+           links: dict[str, float] | None = None, tenant: str = "t1", text_tokens: int = 12) -> dict[str, Any]:
     return {"tenant": tenant, "memory_id": memory_id, "version": version, "user_id": "u1", "author": "user",
-            "status": "open", "importance": importance,
+            "status": "open", "importance": importance, "text_tokens": text_tokens,
             "captured_at": (NOW - timedelta(days=days)).isoformat().replace("+00:00", "Z"), "links": links or {}}
 
 
@@ -202,7 +202,7 @@ EXPECTED_MAPPING = {
             "agent_id": {"type": "keyword"}, "group_id": {"type": "keyword"}, "author": {"type": "keyword"},
             "status": {"type": "keyword"}, "category": {"type": "keyword"}, "embedding_model": {"type": "keyword"},
             "captured_at": {"type": "date"}, "created_at": {"type": "date"},
-            "importance": {"type": "float"}, "version": {"type": "integer"},
+            "importance": {"type": "float"}, "version": {"type": "integer"}, "text_tokens": {"type": "integer"},
             "links": {"type": "object", "enabled": False},
         },
     },
@@ -225,8 +225,14 @@ def test_ensure_index_creates_the_versioned_index_with_the_exact_mapping(recorde
 def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:
     # Given strict dynamic mapping, a document field missing from the mapping would fail every write.
     properties = q.index_body(DIM)["mappings"]["properties"]
-    assert set(IndexDocument.model_fields) == set(properties)
+    assert set(IndexDocument.model_fields) | {"text_tokens"} == set(properties)
     assert set(q.document_source(doc())) <= set(properties)
+
+
+def test_document_source_counts_the_text_tokens_the_analyzer_indexes() -> None:
+    # "Alice's" -> alice, "the" is a stopword, "cats" -> cat: the mnemo_text analyzer's steps
+    source = q.document_source(doc("m1").model_copy(update={"text": "Alice's cats love the garden"}))
+    assert source["text_tokens"] == 4
 
 
 def test_ensure_index_is_idempotent_when_the_index_exists(recorder: Recorder) -> None:
@@ -245,7 +251,7 @@ def test_ensure_index_surfaces_other_rejections(recorder: Recorder) -> None:
 
 
 def test_physical_index_name_carries_the_mapping_version() -> None:
-    assert q.MAPPING_VERSION == 1
+    assert q.MAPPING_VERSION == 2
     assert q.physical_index("mnemo-memories") == INDEX
 
 
@@ -305,19 +311,21 @@ def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -
 # -- search: reading the answer ----------------------------------------------------------------
 def test_search_turns_engine_scores_into_candidates_and_fuses_them(recorder: Recorder) -> None:
     index = make_index(recorder, ensured=False)
-    knn_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}), 1.8),  # cosine 0.8
-               hit(source("m2", days=30), 1 / 1.25)]  # cosine -0.25
-    lexical_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}), 7.5),
-                   hit(source("m3", days=400, importance=0.1), 2.0)]
+    knn_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 1.8),  # cosine 0.8
+               hit(source("m2", days=30, text_tokens=4), 1 / 1.25)]  # cosine -0.25
+    lexical_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 7.5),
+                   hit(source("m3", days=400, importance=0.1, text_tokens=8), 2.0)]
     recorder.reply(msearch(knn_leg, lexical_leg))
 
     hits = index.search(query(top_k=10))
 
     expected = fuse([
         Candidate("m1", lexical=7.5, semantic=0.8, importance=0.9, captured_at=NOW - timedelta(days=2),
-                  links=(("m7", 0.5),)),
-        Candidate("m2", lexical=0.0, semantic=-0.25, importance=0.5, captured_at=NOW - timedelta(days=30)),
-        Candidate("m3", lexical=2.0, semantic=None, importance=0.1, captured_at=NOW - timedelta(days=400)),
+                  text_tokens=30, links=(("m7", 0.5),)),
+        Candidate("m2", lexical=0.0, semantic=-0.25, importance=0.5, captured_at=NOW - timedelta(days=30),
+                  text_tokens=4),
+        Candidate("m3", lexical=2.0, semantic=None, importance=0.1, captured_at=NOW - timedelta(days=400),
+                  text_tokens=8),
     ], top_k=10, now=NOW, expand_graph=True)
     assert [(h.memory_id, h.score, h.components) for h in hits] == [
         (r.memory_id, pytest.approx(r.score), pytest.approx(r.components)) for r in expected]
@@ -347,7 +355,7 @@ def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recor
     # Then m1 appears once, with the signals of its newest copy only
     assert set(hits) == {"m1", "m2"}
     assert hits["m1"].components["lexical"] == pytest.approx(lexical_score(2.0))
-    assert hits["m1"].components["semantic"] == pytest.approx(0.5)
+    assert hits["m1"].components["semantic"] == pytest.approx(0.5 * length_factor(12, 2 * 12))
 
 
 @pytest.mark.parametrize("cosine", [-1.0, -0.6, -0.1, 0.0, 0.3, 0.75, 1.0])
@@ -599,7 +607,7 @@ def test_from_settings_signs_serverless_requests_with_sigv4(recorder: Recorder, 
     kwargs = recorder.connection_kwargs
     assert kwargs["host"] == "abc123.eu-west-1.aoss.amazonaws.com" and kwargs["port"] == 443
     assert kwargs["use_ssl"] is True and kwargs["verify_certs"] is True and kwargs["timeout"] == 5
-    assert index.index_name == "mem-v1"
+    assert index.index_name == "mem-v2"
     authorization = recorder.requests[0].headers["Authorization"]
     assert authorization.startswith("AWS4-HMAC-SHA256") and "/eu-west-1/aoss/aws4_request" in authorization
     assert "X-Amz-Content-SHA256" in recorder.requests[0].headers

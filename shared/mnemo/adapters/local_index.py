@@ -202,6 +202,7 @@ class LocalSearchIndex:
                     semantic=semantic.get(mid),
                     importance=partition.docs[mid].importance,
                     captured_at=partition.docs[mid].captured_at,
+                    text_tokens=int(partition.fields["text"].lengths[partition.rows[mid]]),
                     links=tuple(partition.docs[mid].links.items()),
                 )
                 for mid in lexical.keys() | semantic.keys()

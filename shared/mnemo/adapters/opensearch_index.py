@@ -319,6 +319,7 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
             semantic=semantic.get(mid),
             importance=src.get("importance"),
             captured_at=_parse_time(src.get("captured_at")),
+            text_tokens=src.get("text_tokens"),
             links=tuple((str(other), float(weight)) for other, weight in (src.get("links") or {}).items()),
         )
         for mid, src in sources.items()

@@ -10,13 +10,13 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mnemo.domain.text import STOPWORDS
+from mnemo.domain.text import STOPWORDS, tokenize
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument
 
 # The physical index is `<MNEMO_OPENSEARCH_INDEX>-v<MAPPING_VERSION>`. Bump the version on any
 # incompatible mapping change: the adapter then writes to a new, empty index, which the reindex
 # command fills from DynamoDB (the source of truth) before the old version is dropped.
-MAPPING_VERSION = 1
+MAPPING_VERSION = 2  # 2: text_tokens
 
 # faiss HNSW, inner product. Why faiss: OpenSearch Serverless VECTORSEARCH collections build faiss
 # HNSW (the AWS guide's "Filtered search" example for vector collections uses faiss; its limitations
@@ -53,6 +53,7 @@ def index_body(dimension: int) -> dict[str, Any]:
         "created_at": {"type": "date"},
         "importance": {"type": "float"},
         "version": {"type": "integer"},
+        "text_tokens": {"type": "integer"},  # length of `text` in mnemo_text tokens, for fusion's length prior
         "links": {"type": "object", "enabled": False},  # memory id -> weight, kept in _source only
     })
     return {"settings": {"index": {"knn": True}, "analysis": TEXT_ANALYSIS},
@@ -85,8 +86,10 @@ def document_id(tenant: str, memory_id: str) -> str:
 
 
 def document_source(doc: IndexDocument) -> dict[str, Any]:
-    """The stored document: every IndexDocument field; `vector` only when there is one."""
+    """The stored document: every IndexDocument field, `vector` only when there is one, and
+    `text_tokens` (what the local index counts; the mnemo_text analyzer yields the same tokens)."""
     source = doc.model_dump(mode="json", exclude={"vector"})
+    source["text_tokens"] = len(tokenize(doc.text))
     if doc.vector is not None:
         source["vector"] = list(doc.vector)
     return source
@@ -141,7 +144,7 @@ def preceding_body(before: str, scope: dict[str, Any]) -> dict[str, Any]:
 
 
 # What fusion reads from a hit: the legs are deep (hundreds of hits), so they carry no text.
-CANDIDATE_SOURCE = ["memory_id", "version", "importance", "captured_at", "links"]
+CANDIDATE_SOURCE = ["memory_id", "version", "importance", "captured_at", "text_tokens", "links"]
 
 
 def lexical_body(text: str, size: int, scope: dict[str, Any], *, source: Any = None) -> dict[str, Any]:

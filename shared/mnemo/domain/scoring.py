@@ -23,13 +23,14 @@ LEXICAL_HALF_SCORE = 6.0
 class Weights:
     """How much each signal contributes to the fused score (they sum to 1)."""
 
-    lexical: float = 0.55
-    semantic: float = 0.35
+    lexical: float = 0.5
+    semantic: float = 0.4
     importance: float = 0.05
     recency: float = 0.05
     graph_decay: float = 0.5  # a neighbour inherits this share of its parent's score × link weight
     graph_parents: int = 5  # how many top hits lend their neighbours a score
     recency_half_life_days: float = 180.0
+    length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -44,6 +45,7 @@ class Candidate:
     semantic: float | None = None  # cosine similarity in [-1, 1] (None when the semantic leg did not run/find it)
     importance: float | None = None
     captured_at: datetime | None = None
+    text_tokens: int | None = None  # tokens of the memory's text (`text.tokenize`); None: unknown, not discounted
     links: tuple[tuple[str, float], ...] = field(default=())  # (other memory id, link weight)
 
 
@@ -85,6 +87,15 @@ def semantic_score(cosine: float | None) -> float:
     return 0.0 if cosine is None else max(0.0, min(1.0, cosine))
 
 
+def length_factor(text_tokens: int | None, pivot_tokens: float) -> float:
+    """How much of its cosine a text keeps: sqrt(tokens / pivot), at most 1. Sentence encoders give a
+    short generic text ("Cool! What did it look like?") a high cosine to almost any question; BM25
+    normalises for length, a cosine does not, so the semantic leg gets a pivoted length prior."""
+    if text_tokens is None or pivot_tokens <= 0:
+        return 1.0
+    return math.sqrt(min(1.0, text_tokens / pivot_tokens))
+
+
 def recency_score(captured_at: datetime | None, now: datetime, half_life_days: float) -> float:
     if captured_at is None:
         return 0.0
@@ -103,10 +114,14 @@ def fuse(
     """Weighted sum of normalised signals, then graph expansion from the best hits."""
     ranked: dict[str, Ranked] = {}
     by_id = {c.memory_id: c for c in candidates}
+    # The pivot is relative to these candidates, not a constant: a store of one-line notes is judged
+    # against its own typical length, so short memories there keep their cosine.
+    lengths = [c.text_tokens for c in candidates if c.text_tokens is not None]
+    pivot = weights.length_pivot * sum(lengths) / len(lengths) if lengths else 0.0
     for c in candidates:
         parts = {
             "lexical": lexical_score(c.lexical),
-            "semantic": semantic_score(c.semantic),
+            "semantic": semantic_score(c.semantic) * length_factor(c.text_tokens, pivot),
             "importance": c.importance or 0.0,
             "recency": recency_score(c.captured_at, now, weights.recency_half_life_days),
         }
