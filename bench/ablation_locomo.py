@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from bench.locomo.data import load  # noqa: E402
-from bench.locomo.metrics import recall_at_k  # noqa: E402
+from bench.locomo.metrics import recall_at_k, reciprocal_rank  # noqa: E402
 from mnemo import ports  # noqa: E402
 from mnemo.adapters import local_index  # noqa: E402
 from mnemo.adapters.heuristic_extractor import HeuristicExtractor  # noqa: E402
@@ -127,6 +127,7 @@ def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> d
     local_index.fuse = lambda c, **kw: fuse(c, **{**kw, "weights": variant.weights})
     try:
         per_cat: dict[int, list[float]] = defaultdict(list)
+        rr: dict[int, list[float]] = defaultdict(list)
         for conv in conversations:
             index = build(conv, variant, embed, extractor)
             questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
@@ -135,12 +136,14 @@ def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> d
                 hits = index.search(SearchQuery(tenant="t", user_id="u", text=q.question, vector=qv,
                                                 authors=["user", "agent"], top_k=10, expand_graph=variant.expand))
                 per_cat[q.category].append(recall_at_k([h.memory_id for h in hits], q.evidence, 5))
+                rr[q.category].append(reciprocal_rank([h.memory_id for h in hits], q.evidence))
     finally:
         ports.LEXICAL_FIELDS.clear()
         ports.LEXICAL_FIELDS.update(original_fields)
         local_index.fuse = fuse
     result = {f"cat{c}": float(np.mean(v)) for c, v in sorted(per_cat.items())}
     result["all"] = float(np.mean([x for v in per_cat.values() for x in v]))
+    result |= {f"mrr{c}": float(np.mean(v)) for c, v in sorted(rr.items())}
     return result
 
 
@@ -178,10 +181,11 @@ def main() -> int:
     ]
     if args.only:
         variants = [v for v in variants if v.name in args.only.split(",")]
-    print(f"{'variant':<44}" + "".join(f"{c:>8}" for c in ("cat1", "cat2", "cat3", "cat4", "all")))
+    columns = ("cat1", "cat2", "cat3", "cat4", "all", "mrr1", "mrr2", "mrr3", "mrr4")  # recall@5, then MRR@10
+    print(f"{'variant':<44}" + "".join(f"{c:>8}" for c in columns))
     for variant in variants:
         r = evaluate(conversations, variant, embed, extractor)
-        print(f"{variant.name:<44}" + "".join(f"{r.get(c, 0):>8.3f}" for c in ("cat1", "cat2", "cat3", "cat4", "all")), flush=True)
+        print(f"{variant.name:<44}" + "".join(f"{r.get(c, 0):>8.3f}" for c in columns), flush=True)
     return 0
 
 
