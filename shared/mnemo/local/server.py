@@ -93,9 +93,17 @@ class LocalStack:
         self.poller.start()
         return self.api_key
 
-    def stop(self) -> None:
+    def stop(self, *, forget: bool = False) -> None:
+        """Stop the poller, then moto. `forget`: also empty moto's backends, which are process-wide,
+        so that the next stack started in this process starts from nothing. The poller stops first:
+        a worker still reading a queue or table that is being reset would fail."""
         if self.poller is not None:
             self.poller.stop()
+        if forget and self.aws_endpoint:
+            import urllib.request
+
+            urllib.request.urlopen(urllib.request.Request(f"{self.aws_endpoint}/moto-api/reset", method="POST"),
+                                   timeout=30).close()
         if self._moto is not None:
             self._moto.stop()
 
