@@ -133,6 +133,12 @@ class EnrichmentQueue(Protocol):
         """Queue-wide counts `queued`, `in_flight`, `dead_letters` (every tenant's: operators only)."""
 
 
+# What `SearchIndex.similar` considers: every author's live memories (links may join a user's note to
+# an agent's), never archived ones.
+SIMILAR_AUTHORS: tuple[Author, ...] = ("user", "agent")
+SIMILAR_STATUSES: tuple[Status, ...] = (Status.OPEN, Status.COMPLETED)
+
+
 class SearchIndex(Protocol):
     def ensure_index(self) -> bool:
         """Create the index at the current mapping version if absent; True when it was created."""
@@ -179,7 +185,7 @@ class Link(BaseModel):
     memory_id: str
     other_id: str
     weight: float = Field(ge=0.0, le=1.0)
-    reason: str  # "semantic" | "entity"
+    reason: str  # "semantic" | "entity" | "sequence"
 
 
 class StoredFact(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -92,6 +93,17 @@ def serialize(item: dict[str, Any]) -> dict[str, Any]:
 
 def deserialize(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def all_items(call: Callable[..., dict[str, Any]], operation: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a Query or Scan, page after page, deserialized; `call(operation, **kwargs)` is the
+    adapter's own request wrapper (so its error mapping applies)."""
+    while True:
+        response = call(operation, **kwargs)
+        yield from (deserialize(item) for item in response.get("Items", []))
+        if "LastEvaluatedKey" not in response:
+            return
+        kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def _strip_none(value: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters.dynamodb_codec import deserialize, memory_pk, serialize
+from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
 from mnemo.domain.models import Memory
 from mnemo.errors import DependencyError
 from mnemo.ports import Link, StoredFact
@@ -114,17 +114,9 @@ class DynamoDbGraphStore:
             condition, values = "pk = :pk AND begins_with(sk, :prefix)", {":pk": pk, ":prefix": prefix}
         else:
             condition, values = "pk = :pk AND sk BETWEEN :lo AND :hi", {":pk": pk, ":lo": "F#", ":hi": "N#\uffff"}
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._table, "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": serialize(values),
-        }
-        while True:
-            response = self._call("query", **kwargs)
-            items.extend(deserialize(i) for i in response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                return [i for i in items if i["sk"].startswith((FACT_PREFIX, LINK_PREFIX, ENTITY_PREFIX))]
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        items = all_items(self._call, "query", TableName=self._table, KeyConditionExpression=condition,
+                          ExpressionAttributeValues=serialize(values))
+        return [i for i in items if i["sk"].startswith((FACT_PREFIX, LINK_PREFIX, ENTITY_PREFIX))]
 
     def _write(self, *, puts: dict[tuple[str, str], dict[str, Any]], deletes: Sequence[tuple[str, str]]) -> None:
         requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": sk, **body})}} for (pk, sk), body in puts.items()]

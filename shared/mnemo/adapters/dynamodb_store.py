@@ -13,6 +13,7 @@ from mnemo.adapters.dynamodb_codec import (
     MEMORY_SK,
     RECONCILE_SHARDS,
     activity_to_item,
+    all_items,
     browse_pk,
     browse_sk,
     deserialize,
@@ -140,7 +141,9 @@ class DynamoDbMemoryStore:
         return [item_to_memory(deserialize(item)) for item in response.get("Items", [])]
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
-        items = self._query_all(
+        items = all_items(
+            self._call,
+            "query",
             TableName=self._table,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :h)",
             ExpressionAttributeValues=serialize({":pk": memory_pk(tenant, memory_id), ":h": HISTORY_PREFIX}),
@@ -180,25 +183,14 @@ class DynamoDbMemoryStore:
         return sorted(found, key=lambda m: m.updated_at)[:limit]
 
     def every_memory(self) -> Iterator[Memory]:
-        kwargs: dict[str, Any] = {
-            "TableName": self._table,
-            "FilterExpression": "sk = :memory",
-            "ExpressionAttributeValues": serialize({":memory": MEMORY_SK}),
-        }
-        while True:
-            response = self._call("scan", **kwargs)
-            yield from (item_to_memory(deserialize(item)) for item in response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                return
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-    def _query_all(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        while True:
-            response = self._call("query", **kwargs)
-            yield from (deserialize(item) for item in response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                return
-            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        items = all_items(
+            self._call,
+            "scan",
+            TableName=self._table,
+            FilterExpression="sk = :memory",
+            ExpressionAttributeValues=serialize({":memory": MEMORY_SK}),
+        )
+        return (item_to_memory(item) for item in items)
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:

@@ -17,9 +17,9 @@ from datetime import datetime
 import numpy as np
 
 from mnemo.domain.models import Status, utcnow
-from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, fuse, leg_size
+from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, clamp01, fuse, leg_size
 from mnemo.domain.text import tokenize
-from mnemo.ports import LEXICAL_FIELDS, IndexDocument, SearchHit, SearchQuery
+from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
 
 AUTHOR_CODES = {"user": 0, "agent": 1}
@@ -215,10 +215,10 @@ class LocalSearchIndex:
             partition = self._partitions.get((tenant, user_id))
             if partition is None:
                 return []
-            allowed = partition.mask(["user", "agent"], [Status.OPEN, Status.COMPLETED], exclude)
+            allowed = partition.mask(SIMILAR_AUTHORS, SIMILAR_STATUSES, exclude)
             sims = partition.nearest(vector, allowed, k)
         ranked = sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [SearchHit(memory_id=m, score=max(0.0, min(1.0, cosine))) for m, cosine in ranked]
+        return [SearchHit(memory_id=m, score=clamp01(cosine)) for m, cosine in ranked]
 
     def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
         with self._lock:

@@ -34,9 +34,9 @@ from urllib.parse import unquote, urlsplit
 
 from mnemo.adapters import opensearch_queries as q
 from mnemo.domain.models import utcnow
-from mnemo.domain.scoring import Candidate, fuse, leg_size
+from mnemo.domain.scoring import Candidate, clamp01, fuse, leg_size
 from mnemo.errors import DependencyError
-from mnemo.ports import IndexDocument, SearchHit, SearchQuery
+from mnemo.ports import SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
 if TYPE_CHECKING:
     from mnemo.settings import MnemoSettings
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 Service = Literal["aoss", "es", "none"]
-SIMILAR_AUTHORS = ("user", "agent")
-SIMILAR_STATUSES = ("open", "completed")
 _NO_INDEX: dict[str, Any] = {}  # the answer of a read on an index that does not exist yet
 _ERROR_TYPE_RE = re.compile(r"[a-z][a-z0-9_]{0,80}")
 _AWS_HOST_RE = re.compile(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.(?:aoss|es)\.amazonaws\.com$")
@@ -232,7 +230,7 @@ class OpenSearchIndex:
             if mid and (mid not in best or (version, cosine) > best[mid]):
                 best[mid] = (version, cosine)
         ordered = sorted(best.items(), key=lambda kv: (-kv[1][1], kv[0]))[:k]
-        return [SearchHit(memory_id=mid, score=max(0.0, min(1.0, cos))) for mid, (_, cos) in ordered]
+        return [SearchHit(memory_id=mid, score=clamp01(cos)) for mid, (_, cos) in ordered]
 
     def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
         """One sorted search. On Serverless a document becomes searchable only after its refresh

@@ -134,7 +134,7 @@ class EnrichmentService:
         ]
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, facts, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
-        self._index().upsert([self._document(memory, extraction, vector, context, all_links)])
+        self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
         self._mark_enriched(memory, extraction.category, entities, extraction.importance)
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
@@ -196,7 +196,8 @@ class EnrichmentService:
             logger.info("memory changed during enrichment; the newer version has its own task", extra={"memory_id": memory.id})
 
     def _document(
-        self, memory: Memory, extraction: Extraction, vector: list[float], context: str, links: dict[str, float]
+        self, memory: Memory, extraction: Extraction, entities: list[str], vector: list[float], context: str,
+        links: dict[str, float],
     ) -> IndexDocument:
         return IndexDocument(
             tenant=memory.tenant,
@@ -210,7 +211,7 @@ class EnrichmentService:
             text=extraction.normalized_text,
             context=context,
             category=extraction.category,
-            entities=[e.name for e in extraction.entities],
+            entities=entities,
             captured_at=memory.captured_at,
             created_at=memory.created_at,
             importance=extraction.importance,

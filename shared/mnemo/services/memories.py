@@ -112,12 +112,12 @@ class MemoryService:
         self.get(principal, memory_id)
         return self._store.history(principal.tenant, memory_id)
 
-    def related(self, principal: Principal, memory_id: str) -> tuple[list[Link], list[StoredFact]]:
-        """The memory's links and facts (derived by enrichment)."""
-        self.get(principal, memory_id)
+    def detail(self, principal: Principal, memory_id: str) -> tuple[Memory, list[Link], list[StoredFact]]:
+        """The memory with its links and facts (derived by enrichment)."""
+        memory = self.get(principal, memory_id)
         if self._graph is None:
-            return [], []
-        return self._graph.links(principal.tenant, memory_id), self._graph.facts(principal.tenant, memory_id)
+            return memory, [], []
+        return memory, self._graph.links(principal.tenant, memory_id), self._graph.facts(principal.tenant, memory_id)
 
     # -- reads ---------------------------------------------------------------------------
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:

@@ -108,10 +108,7 @@ def list_memories(
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetail)
 def get_memory(memory_id: str, caller: Caller) -> MemoryDetail:
-    service = container().memories
-    memory = service.get(caller, memory_id)
-    links, facts = service.related(caller, memory_id)
-    return memory_detail(memory, links, facts)
+    return memory_detail(*container().memories.detail(caller, memory_id))
 
 
 @router.get("/memories/{memory_id}/history", response_model=list[Activity])
