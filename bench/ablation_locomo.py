@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from bench.locomo.data import load  # noqa: E402
-from bench.locomo.metrics import recall_at_k, reciprocal_rank  # noqa: E402
+from bench.locomo.metrics import HEADLINE, HEADLINE_CATEGORIES, by_category, score_question  # noqa: E402
 from mnemo import ports  # noqa: E402
 from mnemo.adapters import local_index  # noqa: E402
 from mnemo.adapters.heuristic_extractor import HeuristicExtractor  # noqa: E402
@@ -32,7 +32,14 @@ from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
-from mnemo.services.enrichment import date_words  # noqa: E402
+from mnemo.services.enrichment import (  # noqa: E402
+    ENTITY_LINK_WEIGHT,
+    ENTITY_LINKS,
+    SEMANTIC_LINK_MIN_COSINE,
+    SEMANTIC_LINKS,
+    SEQUENCE_LINK_WEIGHT,
+    date_words,
+)
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -70,8 +77,8 @@ class Variant:
 
 
 def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):  # noqa: ANN001, ANN201
-    index = local_index.LocalSearchIndex(clock=lambda: NOW)
-    contents = [f"{t.speaker}: {t.text}" + (f" [shared image: {t.blip_caption}]" if t.blip_caption else "") for t in conv.turns]
+    index = local_index.LocalSearchIndex(clock=lambda: NOW, weights=variant.weights, fields=dict(variant.fields))
+    contents = [t.content for t in conv.turns]
     embed_texts = [
         f"{contents[i - 1]} {c}" if variant.embed_previous and i > 0 and conv.turns[i - 1].session == t.session else c
         for i, (c, t) in enumerate(zip(contents, conv.turns))
@@ -94,16 +101,16 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
             context_parts.append(date_words(turn.date))
         links: dict[str, float] = {}
         if "sequence" in variant.links and previous:
-            links[ids[i - 1]] = 0.6
+            links[ids[i - 1]] = SEQUENCE_LINK_WEIGHT
         if "semantic" in variant.links and i > 0:
             sims = matrix[:i] @ matrix[i]
-            for j in np.argsort(-sims)[:5]:
-                if sims[j] >= 0.5:
+            for j in np.argsort(-sims)[:SEMANTIC_LINKS]:
+                if sims[j] >= SEMANTIC_LINK_MIN_COSINE:
                     links[ids[j]] = max(links.get(ids[j], 0), float(sims[j]))
         if "entity" in variant.links:
             for e in ex.entities:
-                for other in entity_posts[e.name.casefold()][-6:]:
-                    links.setdefault(other, 0.4)
+                for other in entity_posts[e.name.casefold()][-(ENTITY_LINKS + 1):]:
+                    links.setdefault(other, ENTITY_LINK_WEIGHT)
                 entity_posts[e.name.casefold()].append(ids[i])
         docs.append(IndexDocument(tenant="t", memory_id=ids[i], user_id="u", author="user", status=Status.OPEN,
                                   text=ex.normalized_text, context=" ".join(context_parts),
@@ -119,32 +126,19 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
 
 
 def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:  # noqa: ANN001
-    original_fields = dict(ports.LEXICAL_FIELDS)
-    ports.LEXICAL_FIELDS.clear()
-    ports.LEXICAL_FIELDS.update(dict(variant.fields))
-    local_index.LEXICAL_FIELDS = ports.LEXICAL_FIELDS
-    fuse = scoring.fuse
-    local_index.fuse = lambda c, **kw: fuse(c, **{**kw, "weights": variant.weights})
-    try:
-        per_cat: dict[int, list[float]] = defaultdict(list)
-        rr: dict[int, list[float]] = defaultdict(list)
-        for conv in conversations:
-            index = build(conv, variant, embed, extractor)
-            questions = [q for q in conv.questions if q.category in (1, 2, 3, 4)]
-            qvecs = embed([q.question for q in questions])
-            for q, qv in zip(questions, qvecs):
-                hits = index.search(SearchQuery(tenant="t", user_id="u", text=q.question, vector=qv,
-                                                authors=["user", "agent"], top_k=10, expand_graph=variant.expand))
-                per_cat[q.category].append(recall_at_k([h.memory_id for h in hits], q.evidence, 5))
-                rr[q.category].append(reciprocal_rank([h.memory_id for h in hits], q.evidence))
-    finally:
-        ports.LEXICAL_FIELDS.clear()
-        ports.LEXICAL_FIELDS.update(original_fields)
-        local_index.fuse = fuse
-    result = {f"cat{c}": float(np.mean(v)) for c, v in sorted(per_cat.items())}
-    result["all"] = float(np.mean([x for v in per_cat.values() for x in v]))
-    result |= {f"mrr{c}": float(np.mean(v)) for c, v in sorted(rr.items())}
-    return result
+    scores = []
+    for conv in conversations:
+        index = build(conv, variant, embed, extractor)
+        questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
+        qvecs = embed([q.question for q in questions])
+        for q, qv in zip(questions, qvecs):
+            hits = index.search(SearchQuery(tenant="t", user_id="u", text=q.question, vector=qv,
+                                            authors=["user", "agent"], top_k=10, expand_graph=variant.expand))
+            scores.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
+    summary = by_category(scores)
+    result = {f"cat{c}": summary[str(c)].recall_at_5 for c in HEADLINE_CATEGORIES}
+    result["all"] = summary[HEADLINE].recall_at_5
+    return result | {f"mrr{c}": summary[str(c)].mrr for c in HEADLINE_CATEGORIES}
 
 
 def main() -> int:

@@ -52,7 +52,8 @@ def python312() -> str:
     return subprocess.run([str(REPO / "scripts" / "find_python312.sh")], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def init_seconds(python: str, task_root: Path, opt: Path, runs: int) -> list[float]:
+def init_seconds(python: str, task_root: Path, opt: Path) -> float:
+    """One fresh process importing the handler module `app` with only the layers on its path."""
     env = {
         "PATH": os.environ["PATH"],
         "PYTHONPATH": f"{task_root}:{opt / 'python'}",
@@ -61,11 +62,8 @@ def init_seconds(python: str, task_root: Path, opt: Path, runs: int) -> list[flo
         "POWERTOOLS_METRICS_NAMESPACE": "Mnemo",
         "LANG": "C.UTF-8",
     }
-    samples = []
-    for _ in range(runs):
-        out = subprocess.run([python, "-c", PROBE], cwd=task_root, env=env, capture_output=True, text=True, check=True)
-        samples.append(float(out.stdout.strip()))
-    return samples
+    out = subprocess.run([python, "-c", PROBE], cwd=task_root, env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def main() -> int:
@@ -89,7 +87,7 @@ def main() -> int:
         samples: dict[str, list[float]] = {label: [] for label in roots}
         for _ in range(args.runs):
             for label, root in roots.items():
-                samples[label] += init_seconds(python, root, opt, 1)
+                samples[label].append(init_seconds(python, root, opt))
     base = statistics.median(samples["bare MCP handler"])
     rows = []
     for label, values in samples.items():

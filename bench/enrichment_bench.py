@@ -83,12 +83,11 @@ def run(mode: str, n: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - started
         status = services.status.for_tenant(principal.tenant)
         bootstrap.reset()
-    worker_calls = {op: count for op, count in calls.items()}
     return {
         "mode": mode, "memories": n, "seconds": round(elapsed, 3), "memories_per_s": round(n / elapsed, 2),
         "pending_after": status.pending, "failed_after": status.failed,
-        "aws_calls_per_memory": round(sum(worker_calls.values()) / n, 2),
-        "aws_calls_by_operation_per_memory": {op: round(c / n, 2) for op, c in sorted(worker_calls.items())},
+        "aws_calls_per_memory": round(sum(calls.values()) / n, 2),
+        "aws_calls_by_operation_per_memory": {op: round(c / n, 2) for op, c in sorted(calls.items())},
     }
 
 

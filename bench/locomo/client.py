@@ -68,13 +68,10 @@ class MnemoClient:
         created = _json(self._http.post("/v1/memories", json=body, headers=self._headers), 201)
         return str(created["id"])
 
-    def ingest(self, user_id: str, conversation: Conversation, progress: Callable[[int], None] | None = None) -> int:
+    def ingest(self, user_id: str, conversation: Conversation) -> None:
         """Every turn, sequentially and in order: enrichment links a turn to the one captured before it."""
-        for count, turn in enumerate(conversation.turns, start=1):
+        for turn in conversation.turns:
             self.capture(user_id, turn)
-            if progress is not None:
-                progress(count)
-        return len(conversation.turns)
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = _json(self._http.get("/v1/status", headers=self._headers), 200)

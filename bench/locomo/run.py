@@ -18,12 +18,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from bench.locomo import data as locomo_data
 from bench.locomo.baselines import Bm25Baseline, DenseBaseline
 from bench.locomo.client import MnemoClient
 from bench.locomo.metrics import by_category, latency_summary, score_question
 from bench.locomo.report import (
     REPO,
+    SYSTEMS,
     QuestionResult,
     format_machine,
     format_table,
@@ -74,15 +77,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--via rest needs --key or MNEMO_API_KEY")
     if args.user_prefix is None:
         args.user_prefix = f"locomo-{stamp}-" if args.via == "rest" else ""
-    args.stamp = stamp
     return args
 
 
 @contextlib.contextmanager
 def open_mnemo(args: argparse.Namespace) -> Iterator[MnemoClient]:
     """A client of the public REST API: of a running server, or of the app and a fresh stack in this process."""
-    import httpx
-
     if args.via == "rest":
         with httpx.Client(base_url=args.url, timeout=120.0) as http:
             yield MnemoClient(http, args.key)
@@ -153,9 +153,8 @@ def ingest(client: MnemoClient, conversation: locomo_data.Conversation, user_id:
 
 
 def evaluate(args: argparse.Namespace, conversation: locomo_data.Conversation, client: MnemoClient,
-             embedder: Embedder) -> list[QuestionResult]:
+             embedder: Embedder, user_id: str) -> list[QuestionResult]:
     """Mnemo's search for every question, then the baselines on the same turns and questions."""
-    user_id = args.user_prefix + conversation.sample_id
     t0 = time.perf_counter()
     outcomes = [
         client.search(q.question, user_id, args.top_k, explain=args.dump_failures > 0) for q in conversation.questions
@@ -202,11 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for conversation, client in sessions(args, conversations):
         user_id = args.user_prefix + conversation.sample_id
         ingestion[conversation.sample_id] = ingest(client, conversation, user_id, args.enrich_timeout)
-        results += evaluate(args, conversation, client, embedder)
+        results += evaluate(args, conversation, client, embedder, user_id)
     posted = sum(i["post_seconds"] for i in ingestion.values())
     waited = sum(i["enrichment_wait_seconds"] for i in ingestion.values())
     failed = sum(int(i["status"].get("failed", 0)) for i in ingestion.values())
-    summaries = {system: by_category(r.scores[system] for r in results) for system in ("mnemo", "bm25", "dense")}
+    summaries = {system: by_category(r.scores[system] for r in results) for system in SYSTEMS}
     latency = latency_summary([r.mnemo.seconds for r in results])
     machine["load_avg_1m_at_end"] = machine_info().get("load_avg_1m")
     wall_seconds = time.perf_counter() - wall

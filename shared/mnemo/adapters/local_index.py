@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
 from mnemo.domain.models import Status, utcnow
-from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, clamp01, fuse, leg_size
+from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, Weights, bm25_idf, bm25_term, clamp01, fuse, leg_size
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -84,13 +84,17 @@ class _Partition:
     """One (tenant, user). Every document has a row; per row: its id, author and status codes and
     (if it has one) its unit vector, so both legs filter and rank inside numpy."""
 
+    boosts: Mapping[str, float]  # lexical field -> boost
     docs: dict[str, IndexDocument] = field(default_factory=dict)
-    fields: dict[str, _Field] = field(default_factory=lambda: {name: _Field() for name in LEXICAL_FIELDS})
+    fields: dict[str, _Field] = field(init=False)
     rows: dict[str, int] = field(default_factory=dict)  # memory id -> row
     ids: list[str | None] = field(default_factory=list)  # row -> memory id (None = free)
     matrix: np.ndarray | None = None
     authors: np.ndarray = field(default_factory=lambda: np.zeros(_INITIAL_ROWS, dtype=np.int8))
     statuses: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int8))
+
+    def __post_init__(self) -> None:
+        self.fields = {name: _Field() for name in self.boosts}
 
     def add(self, doc: IndexDocument) -> None:
         self.remove(doc.memory_id)
@@ -133,7 +137,7 @@ class _Partition:
         """The `k` best boosted sums of per-field BM25 among allowed rows."""
         terms = set(tokenize(text))
         scores = np.zeros(len(self.ids), dtype=np.float32)
-        for name, boost in LEXICAL_FIELDS.items():
+        for name, boost in self.boosts.items():
             if boost:
                 self.fields[name].scores(terms, allowed, len(self.docs), scores, boost)
         return self._top(scores, scores > 0, k)
@@ -161,8 +165,11 @@ def _field_text(doc: IndexDocument, name: str) -> str:
 
 
 class LocalSearchIndex:
-    def __init__(self, *, clock: Callable[[], datetime] = utcnow) -> None:
-        self._partitions: dict[tuple[str, str], _Partition] = defaultdict(_Partition)
+    def __init__(self, *, clock: Callable[[], datetime] = utcnow, weights: Weights = DEFAULT_WEIGHTS,
+                 fields: Mapping[str, float] = LEXICAL_FIELDS) -> None:
+        """`weights` and `fields` (lexical boosts) default to what ships; the ablation bench varies them."""
+        self._partitions: dict[tuple[str, str], _Partition] = defaultdict(lambda: _Partition(dict(fields)))
+        self._weights = weights
         self._owner: dict[tuple[str, str], str] = {}  # (tenant, memory id) -> user id
         self._lock = threading.RLock()
         self._clock = clock
@@ -207,7 +214,8 @@ class LocalSearchIndex:
                 )
                 for mid in lexical.keys() | semantic.keys()
             ]
-        ranked = fuse(candidates, top_k=query.top_k, now=self._clock(), expand_graph=query.expand_graph)
+        ranked = fuse(candidates, top_k=query.top_k, now=self._clock(), expand_graph=query.expand_graph,
+                      weights=self._weights)
         return [SearchHit(memory_id=r.memory_id, score=r.score, components=r.components) for r in ranked]
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
