@@ -47,7 +47,6 @@ pytest: install model inspector      ## unit, integration and end-to-end tests
 test: check-template sam-build pytest
 
 bench: install model                 ## the quick benchmarks (see bench/README.md for LoCoMo and cold start)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) bench/enrichment_bench.py
 	$(PY) bench/index_scale.py
 	$(PY) bench/embedder_bench.py

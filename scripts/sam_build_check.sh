@@ -12,21 +12,7 @@ SAM_VENV="${SAM_VENV:-.venv-sam}"
 APP_VENV="${APP_VENV:-.venv}"
 export SAM_CLI_TELEMETRY=0
 
-find_python312() {
-  local candidate
-  for candidate in "${MNEMO_PYTHON312:-}" "$(command -v python3.12 || true)" /root/.pyenv/versions/3.12.*/bin/python3.12; do
-    if [[ -n "$candidate" && -x "$candidate" ]] &&
-      "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
-      # The real interpreter, not a pyenv shim: sam build looks python3.12 up on PATH.
-      "$candidate" -c 'import sys; print(sys.executable)'
-      return 0
-    fi
-  done
-  echo "python3.12 not found: install it or set MNEMO_PYTHON312" >&2
-  return 1
-}
-
-PYTHON312="$(find_python312)"
+PYTHON312="$(scripts/find_python312.sh)"
 export MNEMO_PYTHON312="$PYTHON312"
 export PATH="$(dirname "$PYTHON312"):$PATH"
 

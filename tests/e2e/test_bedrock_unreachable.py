@@ -14,7 +14,7 @@ import pytest
 
 from mnemo.local.server import free_port
 from tests.conftest import TEST_KEY
-from tests.e2e.conftest import start_server, stop_server
+from tests.e2e.conftest import LocalServer, start_server, stop_server
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,7 @@ def test_unreachable_llm_fails_visibly_and_parks_messages_in_the_dlq(tmp_path) -
     log = tmp_path / "server.log"
     process, base = start_server(log, MNEMO_EXTRACTOR="bedrock", AWS_ENDPOINT_URL_BEDROCK_RUNTIME=f"http://127.0.0.1:{closed}")
     try:
-        headers = {"Authorization": f"Bearer {TEST_KEY}"}
+        headers = LocalServer(base, TEST_KEY).headers()
         ids = []
         for text in ("Remember: the dentist is on Friday at 9am.", "Anna prefers tea over coffee."):
             response = httpx.post(f"{base}/v1/memories", headers=headers, json={"content": text, "as_user": True})

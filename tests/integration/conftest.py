@@ -15,6 +15,20 @@ MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": 
 _ids = itertools.count(1)
 
 
+class Context:
+    """The Lambda context object a handler receives."""
+
+    function_name = "mnemo-test"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mnemo-test"
+    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 29_000
+
+
 @pytest.fixture
 def http(container, principal) -> TestClient:  # noqa: ANN001
     from mnemo.surfaces.app import create_app

@@ -19,12 +19,10 @@ Run through scripts/sam_build_check.sh (builds, then sets MNEMO_SAM_BUILT=1).
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -33,14 +31,17 @@ from typing import Any
 
 import pytest
 
+from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
+from mnemo.local.server import free_port
 from mnemo.local.template_resources import create_local_resources, load_template
+from mnemo.services.keys import KeyService
+from tests.conftest import REPO, TEMPLATE
 
 pytestmark = [
     pytest.mark.sam,
     pytest.mark.skipif(os.environ.get("MNEMO_SAM_BUILT") != "1", reason="needs `sam build` output: MNEMO_SAM_BUILT=1"),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / ".aws-sam" / "build"
 EVENTS = REPO / "events"
 TEST_SECRET = "mn_test_local_key_0123456789"  # the bearer key in events/*.json
@@ -166,12 +167,6 @@ def tree_size(path: Path) -> int:
 # --- AWS stand-in --------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def aws(built: dict[str, Any]) -> Iterator[dict[str, str]]:
     """moto server with template.yaml's tables and queues, and the events' API key registered."""
@@ -184,18 +179,8 @@ def aws(built: dict[str, Any]) -> Iterator[dict[str, str]]:
     endpoint = f"http://127.0.0.1:{port}"
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
     dynamodb = session.client("dynamodb", endpoint_url=endpoint)
-    resources = create_local_resources(dynamodb, session.client("sqs", endpoint_url=endpoint), REPO / "template.yaml")
-    dynamodb.put_item(
-        TableName=resources["KeysTable"],
-        Item={
-            "key_hash": {"S": hashlib.sha256(TEST_SECRET.encode()).hexdigest()},
-            "prefix": {"S": "mn_test"},
-            "tenant": {"S": "local"},
-            "name": {"S": "sam-build-check"},
-            "scopes": {"L": [{"S": "admin"}]},
-            "created_at": {"S": "2025-11-30T06:00:00.000000Z"},
-        },
-    )
+    resources = create_local_resources(dynamodb, session.client("sqs", endpoint_url=endpoint), TEMPLATE)
+    KeyService(DynamoDbKeyStore(dynamodb, resources["KeysTable"])).ensure("local", "sam-build-check", ["admin"], TEST_SECRET)
     yield {**resources, "endpoint": endpoint}
     server.stop()
 
@@ -228,7 +213,7 @@ def resolve(value: Any, template: dict[str, Any], refs: dict[str, str], attribut
 
 
 def function_env(logical_id: str, aws: dict[str, str], tmp: Path) -> dict[str, str]:
-    template = load_template(REPO / "template.yaml")
+    template = load_template(TEMPLATE)
     closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: fails fast, never the internet
     refs = {
         "MemoriesTable": aws["MemoriesTable"],

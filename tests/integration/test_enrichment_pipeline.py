@@ -15,22 +15,16 @@ from mnemo.errors import DependencyError
 from mnemo.local.poller import QueuePoller
 from mnemo.local.server import load_function
 from mnemo.ports import SearchQuery
+from tests.integration.conftest import Context
 
 
 @pytest.fixture
-def pipeline(aws, monkeypatch):  # noqa: ANN001, ANN201
+def pipeline(aws, container, principal):  # noqa: ANN001, ANN201
     """Queue with VisibilityTimeout 0 (a failed message is visible again at once) and 3 receives."""
     sqs = client("sqs")
     sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
-    from mnemo import bootstrap
-
-    bootstrap.reset()
-    services = bootstrap.container()
-    services.keys.ensure("local", "test", ["admin"], "mn_pipeline_0123456789abcdefghij")
-    principal = services.keys.authenticate("mn_pipeline_0123456789abcdefghij")
     poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
-    yield services, principal, poller, sqs, aws
-    bootstrap.reset()
+    return container, principal, poller, sqs, aws
 
 
 def drain(poller: QueuePoller, rounds: int = 10) -> None:
@@ -80,8 +74,6 @@ def test_redelivering_the_same_batch_yields_identical_state(pipeline) -> None:
 
     event = to_event(messages, "arn:aws:sqs:us-east-1:123456789012:mnemo-enrichment", "us-east-1")
     handler = load_function("worker").handler
-    from tests.integration.test_handlers import Context
-
     assert handler(event, Context()) == {"batchItemFailures": []}
     before = [snapshot(services, m.id) for m in (first, second)]
     # At-least-once delivery: the same batch again, as if the deletes had been lost...
@@ -152,11 +144,12 @@ def test_fault_at_each_step_retries_then_dlq_then_redrive_restores(pipeline, mon
         failures["count"] += 1
         raise DependencyError(f"injected {step} failure")
 
-    if step == "store read":  # fail the worker's read, not the failure bookkeeping after it
-        monkeypatch.setattr(enrichment, "prepare", _prepare_with(enrichment, broken))
-    else:
-        monkeypatch.setattr(owner, method, broken)
-    drain(poller, rounds=10)
+    with monkeypatch.context() as fault:
+        if step == "store read":  # fail the worker's read, not the failure bookkeeping after it
+            fault.setattr(enrichment, "prepare", _prepare_with(enrichment, broken))
+        else:
+            fault.setattr(owner, method, broken)
+        drain(poller, rounds=10)
 
     # Tier-1 data intact; retried up to the receive limit; visible failure; message in the DLQ.
     stored = services.store.get("local", memory.id)
@@ -167,9 +160,8 @@ def test_fault_at_each_step_retries_then_dlq_then_redrive_restores(pipeline, mon
     assert services.status.for_tenant("local").model_dump(exclude_none=True) == {"tenant": "local", "pending": 0, "failed": 1, "dlq": 1}
     assert dlq_bodies(sqs, aws["EnrichmentDLQ"]) == [{"tenant": "local", "memory_id": memory.id, "version": 1}]
 
-    # The fault is fixed; redrive moves the message back and the memory is enriched.
-    monkeypatch.undo()
-    sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
+    # The fault is fixed (the patch ended with its block); redrive moves the message back and the
+    # memory is enriched.
     result = services.recovery.redrive()
     assert result.model_dump() == {"moved": 1, "reset": 1}
     assert services.store.get("local", memory.id).enrichment.state == EnrichmentState.PENDING
@@ -195,10 +187,9 @@ def _prepare_with(enrichment, broken):  # noqa: ANN001, ANN202
 
 def test_reconciler_requeues_a_memory_whose_task_was_lost(pipeline, monkeypatch) -> None:
     services, principal, poller, sqs, aws = pipeline
-    monkeypatch.setattr(services.queue, "send", lambda task: (_ for _ in ()).throw(DependencyError("queue down")))
-    memory = services.memories.capture(principal, CaptureCommand(raw="persisted, never enqueued", as_user=True))
-    monkeypatch.undo()
-    sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
+    with monkeypatch.context() as fault:
+        fault.setattr(services.queue, "send", lambda task: (_ for _ in ()).throw(DependencyError("queue down")))
+        memory = services.memories.capture(principal, CaptureCommand(raw="persisted, never enqueued", as_user=True))
     assert poller.poll_once() == 0  # nothing in the queue: the task was lost
     from datetime import timedelta
 

@@ -10,22 +10,11 @@ import pytest
 
 from mnemo.local.server import load_function
 from tests.conftest import REPO
+from tests.integration.conftest import Context
 
 EVENTS = REPO / "events"
 EVENT_KEY = "mn_test_local_key_0123456789"  # the key the sample events carry
 API_HOST = "a1b2c3d4e5.execute-api.us-east-1.amazonaws.com"
-
-
-class Context:
-    function_name = "mnemo-test"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:mnemo-test"
-    aws_request_id = "c6af9ac6-7b61-11e6-9a41-93e8deadbeef"
-
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 29_000
 
 
 def event(name: str) -> dict[str, Any]:

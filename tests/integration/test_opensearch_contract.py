@@ -15,9 +15,6 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-
-from mnemo.adapters.opensearch_queries import CANDIDATE_SOURCE
-from mnemo.domain.text import STOPWORDS
 from typing import Any
 
 import pytest
@@ -28,6 +25,7 @@ from mnemo.adapters import opensearch_queries as q
 from mnemo.adapters.opensearch_index import OpenSearchIndex
 from mnemo.domain.models import Status
 from mnemo.domain.scoring import Candidate, fuse, length_factor, lexical_score
+from mnemo.domain.text import STOPWORDS
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchQuery
 from mnemo.settings import MnemoSettings
@@ -269,12 +267,12 @@ def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Record
     scope = [{"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"terms": {"author": ["user", "agent"]}},
              {"terms": {"status": ["open", "completed"]}}]
     assert knn == {
-        "size": 400, "track_total_hits": False, "_source": CANDIDATE_SOURCE,
+        "size": 400, "track_total_hits": False, "_source": q.CANDIDATE_SOURCE,
         "query": {"knn": {"vector": {"vector": [0.1, 0.2, 0.3, 0.4], "k": 400,
                                      "filter": {"bool": {"filter": [*scope, {"term": {"embedding_model": MODEL}}]}}}}},
     }
     assert lexical == {
-        "size": 400, "track_total_hits": False, "_source": CANDIDATE_SOURCE,
+        "size": 400, "track_total_hits": False, "_source": q.CANDIDATE_SOURCE,
         "query": {"bool": {
             "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.25",
                                                                                   "context^0.7"],
