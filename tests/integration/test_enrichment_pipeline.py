@@ -4,6 +4,7 @@ fault injection at every step, DLQ after the receive limit, visible failure, red
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -91,7 +92,11 @@ def test_redelivering_the_same_batch_yields_identical_state(pipeline) -> None:
 
 def test_a_stale_task_is_skipped_and_the_edit_re_enriches(pipeline) -> None:
     services, principal, poller, *_ = pipeline
-    memory = services.memories.capture(principal, CaptureCommand(raw="Standups are on Tuesdays", as_user=True))
+    # Given a memory captured on a Saturday: its indexed date words ("6 May 2023 Saturday") name
+    # neither weekday below, whatever day the suite runs on.
+    saturday = datetime(2023, 5, 6, 9, 0, tzinfo=UTC)
+    memory = services.memories.capture(principal, CaptureCommand(raw="Standups are on Tuesdays", as_user=True,
+                                                                 captured_at=saturday))
     services.memories.edit(principal, memory.id, EditCommand(raw_text="Standups are on Wednesdays"))
     drain(poller)
     stored = services.store.get("local", memory.id)
