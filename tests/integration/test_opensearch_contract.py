@@ -181,10 +181,11 @@ def terms_of(bool_filter: dict[str, Any]) -> dict[str, Any]:
 # -- mapping ---------------------------------------------------------------------------------
 EXPECTED_MAPPING = {
     "settings": {"index": {"knn": True}, "analysis": {
-        "filter": {"mnemo_stop": {"type": "stop", "stopwords": sorted(STOPWORDS)},
+        "filter": {"mnemo_possessive": {"type": "stemmer", "language": "possessive_english"},
+                   "mnemo_stop": {"type": "stop", "stopwords": sorted(STOPWORDS)},
                    "mnemo_plural": {"type": "stemmer", "language": "minimal_english"}},
         "analyzer": {"mnemo_text": {"type": "custom", "tokenizer": "standard", "filter": [
-            "english_possessive_stemmer", "lowercase", "mnemo_stop", "mnemo_plural"]}},
+            "mnemo_possessive", "lowercase", "mnemo_stop", "mnemo_plural"]}},
     }},
     "mappings": {
         "dynamic": "strict",
@@ -218,6 +219,24 @@ def test_ensure_index_creates_the_versioned_index_with_the_exact_mapping(recorde
     assert request.body == EXPECTED_MAPPING
     vector = request.body["mappings"]["properties"]["vector"]
     assert vector["method"]["engine"] == "faiss" and "nmslib" not in json.dumps(request.body)
+
+
+# Pre-built token filters an analyzer may name without defining them (a subset: the ones a Mnemo
+# analyzer could use), from OpenSearch's CommonAnalysisModulePlugin.getPreConfiguredTokenFilters.
+BUILTIN_TOKEN_FILTERS = {"lowercase", "uppercase", "asciifolding", "trim", "unique", "porter_stem",
+                         "kstem", "stop", "reverse", "word_delimiter_graph"}
+BUILTIN_TOKENIZERS = {"standard", "whitespace", "keyword", "letter", "classic"}
+
+
+def test_every_filter_and_tokenizer_the_analyzers_name_is_defined_or_built_in() -> None:
+    # Given the index settings, when OpenSearch builds each custom analyzer, then every name it
+    # references resolves (an undefined filter makes `PUT <index>` fail with 400).
+    analysis = q.index_body(DIM)["settings"]["analysis"]
+    defined_filters = set(analysis.get("filter", {}))
+    for name, analyzer in analysis["analyzer"].items():
+        assert analyzer["tokenizer"] in BUILTIN_TOKENIZERS | set(analysis.get("tokenizer", {})), name
+        unknown = [f for f in analyzer["filter"] if f not in defined_filters | BUILTIN_TOKEN_FILTERS]
+        assert unknown == [], f"{name} names undefined filters {unknown}"
 
 
 def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:

@@ -64,6 +64,8 @@ def index_body(dimension: int) -> dict[str, Any]:
 # possessive 's, our stopword list, plurals folded (minimal_english is an s-stemmer).
 TEXT_ANALYSIS: dict[str, Any] = {
     "filter": {
+        # OpenSearch has no built-in filter named for the possessive stemmer: define it here.
+        "mnemo_possessive": {"type": "stemmer", "language": "possessive_english"},
         "mnemo_stop": {"type": "stop", "stopwords": sorted(STOPWORDS)},
         "mnemo_plural": {"type": "stemmer", "language": "minimal_english"},
     },
@@ -71,7 +73,7 @@ TEXT_ANALYSIS: dict[str, Any] = {
         "mnemo_text": {
             "type": "custom",
             "tokenizer": "standard",
-            "filter": ["english_possessive_stemmer", "lowercase", "mnemo_stop", "mnemo_plural"],
+            "filter": ["mnemo_possessive", "lowercase", "mnemo_stop", "mnemo_plural"],
         }
     },
 }
