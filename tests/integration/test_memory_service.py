@@ -9,7 +9,7 @@ import pytest
 
 from mnemo.adapters.aws import client
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
-from mnemo.domain.models import EnrichmentState, Principal, Scope, Status
+from mnemo.domain.models import EnrichmentState, Principal, Permission, Status
 from mnemo.errors import ConflictError, ForbiddenError, NotFoundError, UnsupportedEditError
 from tests.conftest import received
 
@@ -118,7 +118,7 @@ def test_delete_archives_and_reopen_restores(container, principal) -> None:
 def test_not_found_and_scopes(container, principal) -> None:
     with pytest.raises(NotFoundError, match="not found"):
         container.memories.get(principal, "00000000-0000-0000-0000-000000000000")
-    reader = Principal(tenant="local", key_prefix="mn_reader", scopes=frozenset({Scope.READ}))
+    reader = Principal(tenant="local", key_prefix="mn_reader", permissions=frozenset({Permission.READ}))
     with pytest.raises(ForbiddenError, match="memory:write"):
         container.memories.capture(reader, CaptureCommand(raw="nope"))
     memory = capture(container, principal, "x", as_user=True)

@@ -20,8 +20,10 @@ NamespaceId = Annotated[
 Author = Literal["user", "agent"]
 
 
-class Scope(StrEnum):
-    """API-key scopes; `admin` implies every other."""
+class Permission(StrEnum):
+    """What an API key may do (its "scopes" on the wire); `admin` implies every other.
+
+    Named Permission because "scope" means a namespace (tenant > user > agent > group) everywhere else."""
 
     READ = "memory:read"
     WRITE = "memory:write"
@@ -49,10 +51,10 @@ class Principal(BaseModel):
     tenant: str
     key_prefix: str
     name: str = ""
-    scopes: frozenset[Scope] = frozenset()
+    permissions: frozenset[Permission] = frozenset()
 
-    def allows(self, scope: Scope) -> bool:
-        return Scope.ADMIN in self.scopes or scope in self.scopes
+    def allows(self, permission: Permission) -> bool:
+        return Permission.ADMIN in self.permissions or permission in self.permissions
 
 
 class Enrichment(BaseModel):

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from mnemo.domain.models import Principal, Scope, utcnow
+from mnemo.domain.models import Principal, Permission, utcnow
 from mnemo.errors import AuthenticationError, NotFoundError, ValidationFailed
 from mnemo.ports import ApiKeyRecord, KeyStore
 
@@ -46,9 +46,9 @@ class KeyService:
 
     def create(self, tenant: str, name: str, scopes: Iterable[str], secret: str | None = None) -> CreatedKey:
         chosen = sorted(set(scopes))
-        unknown = [s for s in chosen if s not in {m.value for m in Scope}]
+        unknown = [s for s in chosen if s not in {m.value for m in Permission}]
         if unknown or not chosen:
-            raise ValidationFailed(f"scopes must be a non-empty subset of {[m.value for m in Scope]}; got {chosen}")
+            raise ValidationFailed(f"scopes must be a non-empty subset of {[m.value for m in Permission]}; got {chosen}")
         if not tenant.strip():
             raise ValidationFailed("tenant must be non-empty")
         secret = secret or f"mn_{secrets.token_hex(4)}_{secrets.token_urlsafe(32)}"
@@ -87,7 +87,7 @@ class KeyService:
                     tenant=record.tenant,
                     key_prefix=record.prefix,
                     name=record.name,
-                    scopes=frozenset(Scope(s) for s in record.scopes),
+                    permissions=frozenset(Permission(s) for s in record.scopes),
                 )
             with self._lock:
                 self._cache[key_hash] = (now, principal)

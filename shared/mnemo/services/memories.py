@@ -15,7 +15,7 @@ from mnemo.domain.models import (
     Memory,
     Page,
     Principal,
-    Scope,
+    Permission,
     ScoredMemory,
     Status,
     content_hash,
@@ -51,9 +51,9 @@ def _retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
     return attempt()
 
 
-def require(principal: Principal, scope: Scope) -> None:
-    if not principal.allows(scope):
-        raise ForbiddenError(f"this API key lacks the {scope.value!r} scope")
+def require(principal: Principal, permission: Permission) -> None:
+    if not principal.allows(permission):
+        raise ForbiddenError(f"this API key lacks the {permission.value!r} scope")
 
 
 class MemoryService:
@@ -79,7 +79,7 @@ class MemoryService:
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
     def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
-        require(principal, Scope.WRITE)
+        require(principal, Permission.WRITE)
         now = self._clock()
         memory = Memory(
             id=self._new_id(),
@@ -102,7 +102,7 @@ class MemoryService:
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Scope.READ)
+        require(principal, Permission.READ)
         memory = self._store.get(principal.tenant, memory_id)
         if memory is None:
             raise NotFoundError(f"thought {memory_id} not found")
@@ -121,7 +121,7 @@ class MemoryService:
 
     # -- reads ---------------------------------------------------------------------------
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
-        require(principal, Scope.READ)
+        require(principal, Permission.READ)
         return self._store.browse(
             BrowseQuery(
                 tenant=principal.tenant,
@@ -134,7 +134,7 @@ class MemoryService:
         )
 
     def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
-        require(principal, Scope.READ)
+        require(principal, Permission.READ)
         assert command.query is not None
         vector = self._embedder().embed([command.query])[0] if self._embedder is not None else None
         hits = self._index().search(
@@ -164,7 +164,7 @@ class MemoryService:
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
-        require(principal, Scope.WRITE)
+        require(principal, Permission.WRITE)
         return _retry_on_conflict(lambda: self._edit(principal, memory_id, command))
 
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
@@ -189,7 +189,7 @@ class MemoryService:
         return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail)
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Scope.DELETE)
+        require(principal, Permission.DELETE)
 
         def attempt() -> Memory:
             current = self.get(principal, memory_id)

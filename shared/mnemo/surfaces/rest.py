@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.bootstrap import container
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Scope, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Permission, Status
 from mnemo.services.memories import require
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
@@ -142,7 +142,7 @@ def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
 
 @router.get("/status")
 def enrichment_status(caller: Caller, response: Response) -> dict[str, Any]:
-    require(caller, Scope.READ)
+    require(caller, Permission.READ)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
     return container().status.for_tenant(caller.tenant).model_dump(exclude_none=True)
