@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from mnemo.domain.namespace import Namespace
+
 MAX_TEXT_BYTES = 8 * 1024
 MAX_METADATA_BYTES = 16 * 1024
 
@@ -88,6 +90,10 @@ class Memory(BaseModel):
     content_hash: str
     entities: list[str] = Field(default_factory=list)
     importance: float | None = None
+
+    @property
+    def namespace(self) -> Namespace:
+        return Namespace(tenant=self.tenant, user_id=self.user_id, agent_id=self.agent_id, group_id=self.group_id)
 
 
 class Activity(BaseModel):
