@@ -9,6 +9,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from mnemo.domain.extraction import Extraction
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.scoring import Candidate
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 
 
@@ -34,8 +36,9 @@ class EnrichmentTask(BaseModel):
 
 
 class BrowseQuery(BaseModel):
-    tenant: str
-    user_id: str
+    """Newest first within `scope`; an unset level of the scope means "any"."""
+
+    scope: NamespaceFilter
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
     authors: list[Author] = Field(default_factory=lambda: ["user"])
     limit: int = 10
@@ -43,19 +46,19 @@ class BrowseQuery(BaseModel):
 
 
 class SearchQuery(BaseModel):
-    """A scoped search. Tenant and user are mandatory: an index query is never unscoped."""
+    """A scoped search. The tenant is mandatory: an index query is never unscoped."""
 
-    tenant: str
-    user_id: str
+    scope: NamespaceFilter
     text: str
     vector: list[float] | None = None  # the query's embedding; None runs the lexical leg only
     authors: list[Author] = Field(default_factory=lambda: ["user"])
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
-    top_k: int = 10
-    expand_graph: bool = True  # mode=full; mode=fast skips graph-neighbour expansion
+    top_k: int = 10  # how many results the caller will show; each leg returns `leg_size(top_k)` hits
 
 
 class SearchHit(BaseModel):
+    """A nearest neighbour (`similar`): its cosine clamped to [0, 1]."""
+
     memory_id: str
     score: float = Field(ge=0.0, le=1.0)
     components: dict[str, float] = Field(default_factory=dict)
@@ -147,11 +150,10 @@ class SearchIndex(Protocol):
 
     def delete(self, tenant: str, memory_id: str) -> None: ...
 
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        """Hits best first, scores normalised to [0, 1]; only `query.tenant`/`query.user_id` documents.
-
-        Runs the lexical and (when `query.vector` is set) semantic legs and ranks their union with
-        `mnemo.domain.scoring.fuse`, so every adapter scores identically."""
+    def search(self, query: SearchQuery) -> list[Candidate]:
+        """The union of the lexical and (when `query.vector` is set) semantic legs, one `Candidate`
+        per memory with its raw signals, only documents inside `query.scope` with an allowed author
+        and status. Unordered: ranking (fusion, graph expansion, threshold) is the service's."""
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
         """The `k` nearest documents of this scope by cosine (score = cosine clamped to [0, 1])."""

@@ -16,7 +16,11 @@ from mnemo.errors import DependencyError
 from mnemo.local.poller import QueuePoller
 from mnemo.local.server import load_function
 from mnemo.ports import SearchQuery
+from mnemo.domain.namespace import NamespaceFilter
 from tests.integration.conftest import Context
+
+
+LOCAL = NamespaceFilter(tenant="local")  # the test key's tenant, user "default"
 
 
 @pytest.fixture
@@ -47,8 +51,8 @@ def snapshot(services, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
         "state": memory.enrichment.state,
         "facts": sorted(f.fact_id for f in services.graph.facts("local", memory_id)),
         "links": sorted((link.other_id, link.weight) for link in services.graph.links("local", memory_id)),
-        "hits": [h.memory_id for h in services.index().search(
-            SearchQuery(tenant="local", user_id="default", text=memory.raw, authors=["user", "agent"]))],
+        "hits": sorted(c.memory_id for c in services.index().search(
+            SearchQuery(scope=LOCAL, text=memory.raw, authors=["user", "agent"]))),
     }
 
 
@@ -101,9 +105,9 @@ def test_a_stale_task_is_skipped_and_the_edit_re_enriches(pipeline) -> None:
     drain(poller)
     stored = services.store.get("local", memory.id)
     assert stored.version == 2 and stored.enrichment.state == EnrichmentState.ENRICHED
-    hits = services.index().search(SearchQuery(tenant="local", user_id="default", text="Wednesdays"))
+    hits = services.index().search(SearchQuery(scope=LOCAL, text="Wednesdays"))
     assert [h.memory_id for h in hits] == [memory.id]
-    assert services.index().search(SearchQuery(tenant="local", user_id="default", text="Tuesdays", vector=None)) == []
+    assert services.index().search(SearchQuery(scope=LOCAL, text="Tuesdays", vector=None)) == []
 
 
 def test_archive_removes_the_memory_from_index_and_graph(pipeline) -> None:
@@ -116,8 +120,8 @@ def test_archive_removes_the_memory_from_index_and_graph(pipeline) -> None:
     drain(poller)
     assert services.graph.links("local", a.id) == []
     assert a.id not in {link.other_id for link in services.graph.links("local", b.id)}
-    direct = services.index().search(SearchQuery(tenant="local", user_id="default", text="dance studio",
-                                                 statuses=[Status.OPEN, Status.ARCHIVED], expand_graph=False))
+    direct = services.index().search(SearchQuery(scope=LOCAL, text="dance studio",
+                                                 statuses=[Status.OPEN, Status.ARCHIVED]))
     assert a.id not in [h.memory_id for h in direct]
     # A neighbour's document may still name it as a link until re-enriched; the store decides.
     from mnemo.domain.commands import RetrieveCommand
@@ -210,7 +214,7 @@ def test_reindex_rebuilds_a_lost_index_from_dynamodb(pipeline) -> None:
     memory = services.memories.capture(principal, CaptureCommand(raw="Jon teaches salsa on Thursdays", as_user=True))
     drain(poller)
     services.index().delete("local", memory.id)  # the derived index lost it
-    query = SearchQuery(tenant="local", user_id="default", text="salsa")
+    query = SearchQuery(scope=LOCAL, text="salsa")
     assert services.index().search(query) == []
     assert services.recovery.reindex() == 1
     drain(poller)

@@ -24,7 +24,8 @@ from opensearchpy.exceptions import ConnectionError as TransportConnectionError
 from mnemo.adapters import opensearch_queries as q
 from mnemo.adapters.opensearch_index import OpenSearchIndex
 from mnemo.domain.models import Status
-from mnemo.domain.scoring import Candidate, fuse, length_factor, lexical_score
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.scoring import Candidate
 from mnemo.domain.text import STOPWORDS
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchQuery
@@ -120,7 +121,7 @@ def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = Tru
     client = OpenSearch(hosts=[{"host": "search.internal", "port": 9200}],
                         connection_class=recording_connection(recorder), max_retries=0)
     index = OpenSearchIndex(client, index="mnemo-memories", service=service,  # type: ignore[arg-type]
-                            embedding_model=MODEL, dimension=DIM, clock=lambda: NOW)
+                            embedding_model=MODEL, dimension=DIM)
     if ensured:
         recorder.reply(ALREADY_EXISTS, status=400)  # the first write ensures the index exists
     return index
@@ -162,9 +163,11 @@ def bulk_ok(*ops: str) -> dict[str, Any]:
     return {"took": 5, "errors": False, "items": [{op: {"status": 200 if op != "index" else 201}} for op in ops]}
 
 
-def query(**kw: Any) -> SearchQuery:
-    fields: dict[str, Any] = {"tenant": "t1", "user_id": "u1", "text": "where does Alice live",
-                              "vector": [0.1, 0.2, 0.3, 0.4]}
+def query(*, tenant: str = "t1", user_id: str | None = "u1", agent_id: str | None = None,
+          group_id: str | None = None, **kw: Any) -> SearchQuery:
+    fields: dict[str, Any] = {"text": "where does Alice live", "vector": [0.1, 0.2, 0.3, 0.4],
+                              "scope": NamespaceFilter(tenant=tenant, user_id=user_id, agent_id=agent_id,
+                                                       group_id=group_id)}
     fields.update(kw)
     return SearchQuery(**fields)
 
@@ -321,12 +324,11 @@ def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -
     header, lexical = request.body
     assert header == {}
     assert "multi_match" in lexical["query"]["bool"]["must"][0]
-    assert [h.memory_id for h in hits] == ["m1"]
-    assert hits[0].components["semantic"] == 0.0
+    assert [(c.memory_id, c.lexical, c.semantic) for c in hits] == [("m1", 3.0, None)]
 
 
 # -- search: reading the answer ----------------------------------------------------------------
-def test_search_turns_engine_scores_into_candidates_and_fuses_them(recorder: Recorder) -> None:
+def test_search_turns_engine_scores_into_candidates_with_raw_signals(recorder: Recorder) -> None:
     index = make_index(recorder, ensured=False)
     knn_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 1.8),  # cosine 0.8
                hit(source("m2", days=30, text_tokens=4), 1 / 1.25)]  # cosine -0.25
@@ -334,30 +336,31 @@ def test_search_turns_engine_scores_into_candidates_and_fuses_them(recorder: Rec
                    hit(source("m3", days=400, importance=0.1, text_tokens=8), 2.0)]
     recorder.reply(msearch(knn_leg, lexical_leg))
 
-    hits = index.search(query(top_k=10))
+    candidates = index.search(query(top_k=10))
 
-    expected = fuse([
-        Candidate("m1", lexical=7.5, semantic=0.8, importance=0.9, captured_at=NOW - timedelta(days=2),
-                  text_tokens=30, links=(("m7", 0.5),)),
-        Candidate("m2", lexical=0.0, semantic=-0.25, importance=0.5, captured_at=NOW - timedelta(days=30),
-                  text_tokens=4),
+    # Then the adapter ranks nothing: it hands the service one candidate per memory, both legs' signals
+    assert sorted(candidates, key=lambda c: c.memory_id) == [
+        Candidate("m1", lexical=7.5, semantic=pytest.approx(0.8), importance=0.9,
+                  captured_at=NOW - timedelta(days=2), text_tokens=30, links=(("m7", 0.5),)),
+        Candidate("m2", lexical=0.0, semantic=pytest.approx(-0.25), importance=0.5,
+                  captured_at=NOW - timedelta(days=30), text_tokens=4),
         Candidate("m3", lexical=2.0, semantic=None, importance=0.1, captured_at=NOW - timedelta(days=400),
                   text_tokens=8),
-    ], top_k=10, now=NOW, expand_graph=True)
-    assert [(h.memory_id, h.score, h.components) for h in hits] == [
-        (r.memory_id, pytest.approx(r.score), pytest.approx(r.components)) for r in expected]
-    assert {h.memory_id for h in hits} == {"m1", "m2", "m3", "m7"}  # m7: a graph neighbour of m1
-    assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert set(hits[0].components) == {"lexical", "semantic", "importance", "recency"}
+    ]
 
 
-def test_fast_mode_skips_graph_expansion(recorder: Recorder) -> None:
+def test_agent_and_group_filters_sit_inside_the_knn_clause(recorder: Recorder) -> None:
     index = make_index(recorder, ensured=False)
-    recorder.reply(msearch([], [hit(source("m1", links={"m7": 0.9}), 5.0)]))
+    recorder.reply(msearch([], []))
 
-    hits = index.search(query(expand_graph=False))
+    index.search(query(user_id=None, agent_id="claude", group_id="team"))
 
-    assert [h.memory_id for h in hits] == ["m1"]
+    _, knn, _, lexical = recorder.requests[0].body
+    knn_scope = terms_of(knn["query"]["knn"]["vector"]["filter"])
+    assert {k: knn_scope[k] for k in ("tenant", "agent_id", "group_id")} == {
+        "tenant": "t1", "agent_id": "claude", "group_id": "team"}
+    assert "user_id" not in knn_scope  # user omitted: every user of the tenant
+    assert terms_of(lexical["query"])["agent_id"] == "claude"
 
 
 def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recorder) -> None:
@@ -367,12 +370,12 @@ def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recor
     lexical_leg = [hit(source("m1", version=1), 9.0), hit(source("m1", version=2), 2.0), hit(source("m2"), 1.0)]
     recorder.reply(msearch(knn_leg, lexical_leg))
 
-    hits = {h.memory_id: h for h in index.search(query())}
+    hits = {c.memory_id: c for c in index.search(query())}
 
     # Then m1 appears once, with the signals of its newest copy only
     assert set(hits) == {"m1", "m2"}
-    assert hits["m1"].components["lexical"] == pytest.approx(lexical_score(2.0))
-    assert hits["m1"].components["semantic"] == pytest.approx(0.5 * length_factor(12, 2 * 12))
+    assert hits["m1"].lexical == pytest.approx(2.0)
+    assert hits["m1"].semantic == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("cosine", [-1.0, -0.6, -0.1, 0.0, 0.3, 0.75, 1.0])
@@ -698,7 +701,7 @@ def test_live_upsert_search_isolate_and_delete(live_index: OpenSearchIndex) -> N
 
     hits = _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)))
     assert [h.memory_id for h in hits] == ["m1"]  # never u2's nor t2's memory
-    assert hits[0].components["semantic"] == pytest.approx(1.0, abs=1e-3)
+    assert hits[0].semantic == pytest.approx(1.0, abs=1e-3)
     assert [h.memory_id for h in live_index.similar("t1", "u1", unit, 5)] == ["m1"]
 
     live_index.delete("t1", "m1")

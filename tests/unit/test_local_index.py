@@ -1,4 +1,4 @@
-"""The in-process index: BM25 ranking, [0, 1] scores, and partitions no query can cross."""
+"""The in-process index: BM25 candidates, namespace masks, and partitions no query can cross."""
 
 from __future__ import annotations
 
@@ -6,26 +6,35 @@ from datetime import UTC, datetime
 
 from mnemo.adapters.local_index import LocalSearchIndex
 from mnemo.domain.models import Status
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.scoring import fuse
 from mnemo.ports import IndexDocument, SearchQuery
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def doc(memory_id: str, text: str, *, tenant: str = "t1", user: str = "default", author: str = "user",
-        status: Status = Status.OPEN) -> IndexDocument:
+        status: Status = Status.OPEN, agent: str | None = None, group: str = "default") -> IndexDocument:
     return IndexDocument(tenant=tenant, memory_id=memory_id, user_id=user, author=author, status=status, text=text,
-                         captured_at=NOW, created_at=NOW)
+                         captured_at=NOW, created_at=NOW, agent_id=agent, group_id=group)
 
 
-def query(text: str, **kwargs: object) -> SearchQuery:
-    return SearchQuery(**{"tenant": "t1", "user_id": "default", "text": text, "authors": ["user", "agent"], **kwargs})
+def query(text: str, *, tenant: str = "t1", user_id: str | None = "default", agent_id: str | None = None,
+          group_id: str | None = None, **kwargs: object) -> SearchQuery:
+    scope = NamespaceFilter(tenant=tenant, user_id=user_id, agent_id=agent_id, group_id=group_id)
+    return SearchQuery(**{"scope": scope, "text": text, "authors": ["user", "agent"], **kwargs})
+
+
+def ids(index: LocalSearchIndex, q: SearchQuery) -> list[str]:
+    """Ids best first, ranked as the service ranks them."""
+    return [r.memory_id for r in fuse(index.search(q), top_k=10, now=NOW, expand_graph=False)]
 
 
 def test_ranks_the_matching_memory_first_with_scores_in_unit_interval() -> None:
     index = LocalSearchIndex()
     index.upsert([doc("a", "Standups are on Tuesdays at 10am"), doc("b", "I prefer dark roast coffee"),
                   doc("c", "Coffee with Anna on Friday")])
-    hits = index.search(query("dark roast coffee"))
+    hits = fuse(index.search(query("dark roast coffee")), top_k=10, now=NOW)
     assert [h.memory_id for h in hits][:2] == ["b", "c"]
     assert all(0.0 < h.score < 1.0 for h in hits)
     assert hits[0].score > hits[1].score
@@ -41,17 +50,19 @@ def test_tenants_and_users_never_see_each_other() -> None:
     index = LocalSearchIndex()
     index.upsert([doc("mine", "secret plan alpha"), doc("theirs", "secret plan alpha", tenant="t2"),
                   doc("other-user", "secret plan alpha", user="bob")])
-    assert [h.memory_id for h in index.search(query("secret plan"))] == ["mine"]
-    assert [h.memory_id for h in index.search(query("secret plan", tenant="t2"))] == ["theirs"]
-    assert [h.memory_id for h in index.search(query("secret plan", user_id="bob"))] == ["other-user"]
+    assert ids(index, query("secret plan")) == ["mine"]
+    assert ids(index, query("secret plan", tenant="t2")) == ["theirs"]
+    assert ids(index, query("secret plan", user_id="bob")) == ["other-user"]
+    # A tenant-wide read (no user) finds both users of t1, and still nothing of t2
+    assert sorted(ids(index, query("secret plan", user_id=None))) == ["mine", "other-user"]
 
 
 def test_author_and_status_filters() -> None:
     index = LocalSearchIndex()
     index.upsert([doc("u", "buy milk", author="user"), doc("g", "buy milk", author="agent"),
                   doc("done", "buy milk", status=Status.COMPLETED)])
-    assert {h.memory_id for h in index.search(query("milk", authors=["user"]))} == {"u"}
-    assert {h.memory_id for h in index.search(query("milk"))} == {"u", "g"}
+    assert set(ids(index, query("milk", authors=["user"]))) == {"u"}
+    assert set(ids(index, query("milk"))) == {"u", "g"}
 
 
 def test_upsert_replaces_and_delete_removes() -> None:
@@ -59,6 +70,21 @@ def test_upsert_replaces_and_delete_removes() -> None:
     index.upsert([doc("a", "buy milk")])
     index.upsert([doc("a", "buy bread")])
     assert index.search(query("milk")) == []
-    assert [h.memory_id for h in index.search(query("bread"))] == ["a"]
+    assert ids(index, query("bread")) == ["a"]
     index.delete("t1", "a")
     assert index.search(query("bread")) == []
+
+
+def test_agent_and_group_filters_are_row_masks() -> None:
+    index = LocalSearchIndex()
+    index.upsert([doc("claude-team", "deploy notes", agent="claude", group="team"),
+                  doc("claude-solo", "deploy notes", agent="claude"),
+                  doc("cursor-team", "deploy notes", agent="cursor", group="team"),
+                  doc("bob-claude", "deploy notes", user="bob", agent="claude")])
+    assert sorted(ids(index, query("deploy"))) == ["claude-solo", "claude-team", "cursor-team"]  # positive control
+    assert sorted(ids(index, query("deploy", agent_id="claude"))) == ["claude-solo", "claude-team"]
+    assert sorted(ids(index, query("deploy", group_id="team"))) == ["claude-team", "cursor-team"]
+    assert ids(index, query("deploy", agent_id="claude", group_id="team")) == ["claude-team"]
+    assert sorted(ids(index, query("deploy", user_id=None, agent_id="claude"))) == [
+        "bob-claude", "claude-solo", "claude-team"]
+    assert ids(index, query("deploy", agent_id="never-seen")) == []

@@ -195,6 +195,9 @@ def test_memories_table_has_the_access_patterns_the_store_queries(template: dict
         "gsi1": ([("gsi1pk", "HASH"), ("gsi1sk", "RANGE")], {"ProjectionType": "ALL"}),
         "gsi2": ([("gsi2pk", "HASH"), ("gsi2sk", "RANGE")], {"ProjectionType": "KEYS_ONLY"}),
         "gsi3": ([("gsi3pk", "HASH"), ("gsi3sk", "RANGE")], {"ProjectionType": "ALL"}),
+        "gsi4": ([("gsi4pk", "HASH"), ("gsi1sk", "RANGE")], {"ProjectionType": "ALL"}),
+        "gsi5": ([("gsi5pk", "HASH"), ("gsi1sk", "RANGE")], {"ProjectionType": "ALL"}),
+        "gsi6": ([("gsi6pk", "HASH"), ("gsi1sk", "RANGE")], {"ProjectionType": "ALL"}),
     }
     keys = gsis(specs["mnemo-keys"]["GlobalSecondaryIndexes"])
     assert keys == {"by_tenant": ([("tenant", "HASH"), ("prefix", "RANGE")], {"ProjectionType": "ALL"})}

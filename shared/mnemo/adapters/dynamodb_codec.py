@@ -30,8 +30,20 @@ def memory_pk(tenant: str, memory_id: str) -> str:
     return f"T#{tenant}#M#{memory_id}"
 
 
-def browse_pk(tenant: str, user_id: str, status: str, author: str) -> str:
-    return f"T#{tenant}#U#{user_id}#S#{status}#A#{author}"
+# The browse GSIs: which namespace levels each one's partition key pins. All share gsi1sk.
+BROWSE_INDEXES: dict[str, tuple[str, ...]] = {
+    "gsi1": ("user_id",),
+    "gsi4": ("user_id", "agent_id"),
+    "gsi5": ("user_id", "group_id"),
+    "gsi6": (),
+}
+_LEVEL_TAGS = {"user_id": "U", "agent_id": "AG", "group_id": "G"}
+
+
+def browse_pk(index: str, tenant: str, levels: dict[str, str], status: str, author: str) -> str:
+    """The partition key of browse index `index` for these pinned levels (`T#<tenant>#U#<user>#S#..#A#..`)."""
+    pinned = "".join(f"#{_LEVEL_TAGS[name]}#{levels[name]}" for name in BROWSE_INDEXES[index])
+    return f"T#{tenant}{pinned}#S#{status}#A#{author}"
 
 
 def browse_sk(created_at: datetime, memory_id: str) -> str:
@@ -56,8 +68,13 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
     item["metadata_json"] = json.dumps(memory.metadata, separators=(",", ":"), sort_keys=True)
     item["pk"] = memory_pk(memory.tenant, memory.id)
     item["sk"] = MEMORY_SK
-    item["gsi1pk"] = browse_pk(memory.tenant, memory.user_id, memory.status, memory.author)
     item["gsi1sk"] = browse_sk(memory.created_at, memory.id)
+    levels = {"user_id": memory.user_id, "group_id": memory.group_id}
+    if memory.agent_id is not None:  # sparse: a memory without an agent is in no agent's partition
+        levels["agent_id"] = memory.agent_id
+    for index, pinned in BROWSE_INDEXES.items():
+        if all(name in levels for name in pinned):
+            item[f"{index}pk"] = browse_pk(index, memory.tenant, levels, memory.status, memory.author)
     state = memory.enrichment.state
     if state != EnrichmentState.ENRICHED:  # sparse: only unfinished work is indexed
         item["gsi2pk"] = enrichment_pk(memory.tenant, state)

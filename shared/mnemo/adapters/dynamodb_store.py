@@ -9,6 +9,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import (
+    BROWSE_INDEXES,
     HISTORY_PREFIX,
     MEMORY_SK,
     RECONCILE_SHARDS,
@@ -26,10 +27,21 @@ from mnemo.adapters.dynamodb_codec import (
     ts,
 )
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
+from mnemo.domain.namespace import NamespaceFilter
 from mnemo.errors import ConflictError, DependencyError
 from mnemo.ports import BrowseQuery
 
 _BATCH_GET_LIMIT = 100
+# A filtered browse reads at most this many index items per (status, author) partition per page, so
+# a rare combination (e.g. one agent across the tenant) costs a bounded read, never a scan.
+_FILTERED_READ_CAP = 200
+
+
+def _browse_index(scope: NamespaceFilter) -> tuple[str, tuple[str, ...]]:
+    """The browse GSI whose key pins the most of `scope`'s levels, and the levels left to filter."""
+    pinned = {name for name, value in scope.levels().items() if name != "tenant"}
+    best = max((i for i, keys in BROWSE_INDEXES.items() if set(keys) <= pinned), key=lambda i: len(BROWSE_INDEXES[i]))
+    return best, tuple(sorted(pinned - set(BROWSE_INDEXES[best])))
 
 
 class DynamoDbMemoryStore:
@@ -110,35 +122,55 @@ class DynamoDbMemoryStore:
             raise _dependency(exc) from exc
 
     def browse(self, query: BrowseQuery) -> Page:
-        """Newest first across the requested (status, author) partitions, merged on (created_at, id)."""
+        """Newest first across the requested (status, author) partitions of the browse index that
+        pins the most of the scope, merged on (created_at, id); levels that index does not pin are
+        a FilterExpression, read at most `_FILTERED_READ_CAP` items per partition and page."""
+        index, filtered = _browse_index(query.scope)
+        levels = query.scope.levels()
         candidates: list[Memory] = []
+        frontiers: list[str] = []  # where a capped partition stopped reading: the page ends there
         for status in query.statuses:
             for author in query.authors:
-                candidates.extend(self._browse_partition(query, status, author))
+                found, frontier = self._browse_partition(query, index, levels, filtered, status, author)
+                candidates.extend(found)
+                if frontier is not None:
+                    frontiers.append(frontier)
         candidates.sort(key=lambda m: (m.created_at, m.id), reverse=True)
+        if frontiers:  # items older than a capped partition's frontier could skip its unread ones
+            stop = max(frontiers)
+            candidates = [m for m in candidates if browse_sk(m.created_at, m.id) > stop]
         items = candidates[: query.limit]
-        has_more = len(candidates) > query.limit
         next_cursor = None
-        if has_more and items:
+        if len(candidates) > query.limit and items:
             next_cursor = Cursor(cursor_created_at=items[-1].created_at, cursor_id=items[-1].id)
+        elif frontiers:
+            created_at, _, memory_id = max(frontiers).partition("#")
+            next_cursor = Cursor(cursor_created_at=datetime.fromisoformat(created_at), cursor_id=memory_id)
         return Page(items=items, next_cursor=next_cursor)
 
-    def _browse_partition(self, query: BrowseQuery, status: str, author: str) -> list[Memory]:
-        values: dict[str, Any] = {":pk": browse_pk(query.tenant, query.user_id, status, author)}
-        condition = "gsi1pk = :pk"
+    def _browse_partition(self, query: BrowseQuery, index: str, levels: dict[str, str], filtered: tuple[str, ...],
+                          status: str, author: str) -> tuple[list[Memory], str | None]:
+        """Up to `limit + 1` matches (one extra tells whether another page exists), and the sort key
+        it stopped at when the read cap ended it first."""
+        values: dict[str, Any] = {":pk": browse_pk(index, query.scope.tenant, levels, status, author)}
+        kwargs: dict[str, Any] = {"TableName": self._table, "IndexName": index, "ScanIndexForward": False,
+                                  "Limit": query.limit + 1}
+        condition = f"{index}pk = :pk"
         if query.cursor is not None:
             condition += " AND gsi1sk < :cursor"
             values[":cursor"] = browse_sk(query.cursor.cursor_created_at, query.cursor.cursor_id)
-        response = self._call(
-            "query",
-            TableName=self._table,
-            IndexName="gsi1",
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=serialize(values),
-            ScanIndexForward=False,
-            Limit=query.limit + 1,  # one extra tells whether another page exists
-        )
-        return [item_to_memory(deserialize(item)) for item in response.get("Items", [])]
+        if filtered:
+            kwargs["FilterExpression"] = " AND ".join(f"{name} = :{name}" for name in filtered)
+            values.update({f":{name}": levels[name] for name in filtered})
+            kwargs["Limit"] = _FILTERED_READ_CAP
+        kwargs["KeyConditionExpression"] = condition
+        kwargs["ExpressionAttributeValues"] = serialize(values)
+        response = self._call("query", **kwargs)
+        found = [item_to_memory(deserialize(item)) for item in response.get("Items", [])]
+        last = response.get("LastEvaluatedKey")
+        if filtered and last and len(found) <= query.limit:
+            return found, deserialize(last)["gsi1sk"]
+        return found[: query.limit + 1], None
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         items = all_items(

@@ -1,23 +1,25 @@
 """`SearchIndex` in process: the same legs, filters and fusion as the OpenSearch adapter.
 
-Documents are partitioned by (tenant, user_id), so a query can only ever touch its own partition:
-isolation by construction, not by filtering. Per partition: an inverted index per lexical field
-(BM25, vectorised per term) and a float32 matrix of unit vectors (exact cosine by one
-matrix-vector product), both filtered by per-row author/status codes.
+Documents are partitioned by (tenant, user_id), so a query can only ever touch its own tenant's
+partitions: isolation by construction, not by filtering. A query for one user reads one partition;
+a tenant-wide query (no user_id) reads each of the tenant's partitions. Per partition: an inverted
+index per lexical field (BM25 with the partition's own statistics, vectorised per term) and a
+float32 matrix of unit vectors (exact cosine by one matrix-vector product), both filtered by a row
+mask of author, status, agent and group codes.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
-from mnemo.domain.models import Status, utcnow
-from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, Weights, bm25_idf, bm25_term, clamp01, fuse, leg_size
+from mnemo.domain.models import Status
+from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, clamp01, leg_size
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -92,6 +94,9 @@ class _Partition:
     matrix: np.ndarray | None = None
     authors: np.ndarray = field(default_factory=lambda: np.zeros(_INITIAL_ROWS, dtype=np.int8))
     statuses: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int8))
+    agents: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int32))
+    groups: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int32))
+    codes: dict[str, int] = field(default_factory=dict)  # agent/group id -> its code in `agents`/`groups`
 
     def __post_init__(self) -> None:
         self.fields = {name: _Field() for name in self.boosts}
@@ -102,6 +107,8 @@ class _Partition:
         if row == self.statuses.shape[0]:  # grow geometrically: amortised O(1) inserts
             self.authors = np.concatenate([self.authors, np.zeros_like(self.authors)])
             self.statuses = np.concatenate([self.statuses, np.full_like(self.statuses, _FREE)])
+            self.agents = np.concatenate([self.agents, np.full_like(self.agents, _FREE)])
+            self.groups = np.concatenate([self.groups, np.full_like(self.groups, _FREE)])
             if self.matrix is not None:
                 self.matrix = np.vstack([self.matrix, np.zeros_like(self.matrix)])
         if doc.vector is not None:
@@ -110,6 +117,8 @@ class _Partition:
             self.matrix[row] = np.asarray(doc.vector, dtype=np.float32)
         self.authors[row] = AUTHOR_CODES[doc.author]
         self.statuses[row] = STATUS_CODES[doc.status]
+        self.agents[row] = self._code(doc.agent_id) if doc.agent_id is not None else _FREE
+        self.groups[row] = self._code(doc.group_id)
         self.ids.append(doc.memory_id)
         self.rows[doc.memory_id] = row
         self.docs[doc.memory_id] = doc.model_copy(update={"vector": None})  # the matrix holds it
@@ -125,10 +134,18 @@ class _Partition:
         for index in self.fields.values():
             index.remove(row)
 
-    def mask(self, authors: Sequence[str], statuses: Sequence[Status], exclude: str | None = None) -> np.ndarray:
+    def _code(self, name: str) -> int:
+        return self.codes.setdefault(name, len(self.codes))
+
+    def mask(self, authors: Sequence[str], statuses: Sequence[Status], exclude: str | None = None, *,
+             agent_id: str | None = None, group_id: str | None = None) -> np.ndarray:
+        """Rows a query may see; `agent_id`/`group_id` None means any."""
         count = len(self.ids)
         allowed = np.isin(self.authors[:count], [AUTHOR_CODES[a] for a in authors])
         allowed &= np.isin(self.statuses[:count], [STATUS_CODES[s] for s in statuses])
+        for wanted, codes in ((agent_id, self.agents), (group_id, self.groups)):
+            if wanted is not None:  # an id never seen here has no code: nothing matches
+                allowed &= codes[:count] == self.codes.get(wanted, -2)
         if exclude is not None and exclude in self.rows:
             allowed[self.rows[exclude]] = False
         return allowed
@@ -158,6 +175,26 @@ class _Partition:
         return {self.ids[r]: float(values[r]) for r in candidates}  # type: ignore[misc]
 
 
+def _candidates(partition: _Partition, query: SearchQuery) -> list[Candidate]:
+    """Both legs over one partition's allowed rows, as candidates with raw signals."""
+    allowed = partition.mask(query.authors, query.statuses, agent_id=query.scope.agent_id,
+                             group_id=query.scope.group_id)
+    lexical = partition.lexical(query.text, allowed, leg_size(query.top_k))
+    semantic = partition.nearest(query.vector, allowed, leg_size(query.top_k)) if query.vector is not None else {}
+    return [
+        Candidate(
+            memory_id=mid,
+            lexical=lexical.get(mid, 0.0),
+            semantic=semantic.get(mid),
+            importance=partition.docs[mid].importance,
+            captured_at=partition.docs[mid].captured_at,
+            text_tokens=int(partition.fields["text"].lengths[partition.rows[mid]]),
+            links=tuple(partition.docs[mid].links.items()),
+        )
+        for mid in lexical.keys() | semantic.keys()
+    ]
+
+
 def _field_text(doc: IndexDocument, name: str) -> str:
     if name == "entities":
         return " ".join(doc.entities)
@@ -165,14 +202,12 @@ def _field_text(doc: IndexDocument, name: str) -> str:
 
 
 class LocalSearchIndex:
-    def __init__(self, *, clock: Callable[[], datetime] = utcnow, weights: Weights = DEFAULT_WEIGHTS,
-                 fields: Mapping[str, float] = LEXICAL_FIELDS) -> None:
-        """`weights` and `fields` (lexical boosts) default to what ships; the ablation bench varies them."""
+    def __init__(self, *, fields: Mapping[str, float] = LEXICAL_FIELDS) -> None:
+        """`fields` (lexical boosts) default to what ships; the ablation bench varies them."""
         self._partitions: dict[tuple[str, str], _Partition] = defaultdict(lambda: _Partition(dict(fields)))
-        self._weights = weights
         self._owner: dict[tuple[str, str], str] = {}  # (tenant, memory id) -> user id
+        self._users: dict[str, set[str]] = defaultdict(set)  # tenant -> users with a partition
         self._lock = threading.RLock()
-        self._clock = clock
 
     def ensure_index(self) -> bool:
         return False  # nothing to create: partitions appear on first write
@@ -184,6 +219,7 @@ class LocalSearchIndex:
                 if previous_user is not None and previous_user != doc.user_id:
                     self._partitions[(doc.tenant, previous_user)].remove(doc.memory_id)
                 self._partitions[(doc.tenant, doc.user_id)].add(doc)
+                self._users[doc.tenant].add(doc.user_id)
                 self._owner[(doc.tenant, doc.memory_id)] = doc.user_id
 
     def delete(self, tenant: str, memory_id: str) -> None:
@@ -192,31 +228,16 @@ class LocalSearchIndex:
             if user is not None:
                 self._partitions[(tenant, user)].remove(memory_id)
 
-    def search(self, query: SearchQuery) -> list[SearchHit]:
+    def search(self, query: SearchQuery) -> list[Candidate]:
+        scope = query.scope
         with self._lock:
-            partition = self._partitions.get((query.tenant, query.user_id))
-            if partition is None or not partition.docs:
-                return []
-            allowed = partition.mask(query.authors, query.statuses)
-            lexical = partition.lexical(query.text, allowed, leg_size(query.top_k))
-            semantic = {}
-            if query.vector is not None:
-                semantic = partition.nearest(query.vector, allowed, leg_size(query.top_k))
-            candidates = [
-                Candidate(
-                    memory_id=mid,
-                    lexical=lexical.get(mid, 0.0),
-                    semantic=semantic.get(mid),
-                    importance=partition.docs[mid].importance,
-                    captured_at=partition.docs[mid].captured_at,
-                    text_tokens=int(partition.fields["text"].lengths[partition.rows[mid]]),
-                    links=tuple(partition.docs[mid].links.items()),
-                )
-                for mid in lexical.keys() | semantic.keys()
-            ]
-        ranked = fuse(candidates, top_k=query.top_k, now=self._clock(), expand_graph=query.expand_graph,
-                      weights=self._weights)
-        return [SearchHit(memory_id=r.memory_id, score=r.score, components=r.components) for r in ranked]
+            users = [scope.user_id] if scope.user_id is not None else sorted(self._users[scope.tenant])
+            candidates: list[Candidate] = []
+            for user in users:
+                partition = self._partitions.get((scope.tenant, user))
+                if partition is not None and partition.docs:
+                    candidates += _candidates(partition, query)
+        return candidates
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
         with self._lock:

@@ -1,5 +1,5 @@
 """`SearchIndex` on OpenSearch: Serverless VECTORSEARCH (`aoss`), a managed domain (`es`) or a
-self-hosted cluster (`none`). Request bodies live in `opensearch_queries`; ranking is `fuse`'s.
+self-hosted cluster (`none`). Request bodies live in `opensearch_queries`; ranking is the memory service's.
 
 Documents and ids. OpenSearch Serverless VECTORSEARCH collections reject a custom `_id` on
 index/create (the AWS "Supported operations" page marks `PUT <index>/_doc/<id>` and `_create/<id>`
@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from mnemo.adapters import opensearch_queries as q
-from mnemo.domain.models import utcnow
-from mnemo.domain.scoring import Candidate, clamp01, fuse, leg_size
+from mnemo.domain.scoring import Candidate, clamp01, leg_size
 from mnemo.errors import DependencyError
 from mnemo.ports import SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -52,20 +51,18 @@ _AWS_HOST_RE = re.compile(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.(?:aoss|es)\.amazonaws\
 class OpenSearchIndex:
     """`SearchIndex` over one physical index (`index_name`); `service` picks the write path (module docstring)."""
 
-    def __init__(self, client: Any, *, index: str, service: Service, embedding_model: str, dimension: int,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(self, client: Any, *, index: str, service: Service, embedding_model: str, dimension: int) -> None:
         self._client = client
         self.index_name = q.physical_index(index)
         self._generated_ids = service == "aoss"
         self._embedding_model = embedding_model
         self._dimension = dimension
-        self._clock = clock
         self._ensured = False
         self._lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: MnemoSettings, *, embedding_model: str | None = None,
-                      dimension: int | None = None, clock: Callable[[], datetime] = utcnow,
+                      dimension: int | None = None,
                       connection_class: Any = None) -> OpenSearchIndex:
         """A client for `MNEMO_OPENSEARCH_URL`: SigV4 for `aoss`/`es`, the URL's userinfo (basic auth) for `none`.
 
@@ -91,7 +88,7 @@ class OpenSearchIndex:
         )
         return cls(client, index=settings.opensearch_index, service=service,
                    embedding_model=embedding_model or settings.embedding_model_id,
-                   dimension=dimension or settings.embedding_dimension, clock=clock)
+                   dimension=dimension or settings.embedding_dimension)
 
     # -- index lifecycle ----------------------------------------------------------------
     def ensure_index(self) -> bool:
@@ -192,14 +189,14 @@ class OpenSearchIndex:
                                   f"bulk actions (first: {reason})")
 
     # -- reads ----------------------------------------------------------------------------
-    def search(self, query: SearchQuery) -> list[SearchHit]:
-        """One `_msearch`: the k-NN leg (when the query has a vector) and the BM25 leg, then `fuse`."""
-        scope = q.scope_filter(query.tenant, query.user_id, query.authors, query.statuses)
+    def search(self, query: SearchQuery) -> list[Candidate]:
+        """One `_msearch`: the k-NN leg (when the query has a vector) and the BM25 leg, as candidates."""
+        levels = query.scope.levels()
+        scope = q.scope_filter(levels, query.authors, query.statuses)
         body: list[dict[str, Any]] = []
         if query.vector is not None:
             self._check_query_vector(query.vector)
-            knn_scope = q.scope_filter(query.tenant, query.user_id, query.authors, query.statuses,
-                                       embedding_model=self._embedding_model)
+            knn_scope = q.scope_filter(levels, query.authors, query.statuses, embedding_model=self._embedding_model)
             body += [{}, q.knn_body(query.vector, leg_size(query.top_k), knn_scope, source=q.CANDIDATE_SOURCE)]
         body += [{}, q.lexical_body(query.text, leg_size(query.top_k), scope, source=q.CANDIDATE_SOURCE)]
         response = self._call(lambda c: c.msearch(body=body, index=self.index_name), missing=_NO_INDEX)
@@ -209,16 +206,14 @@ class OpenSearchIndex:
         if len(legs) != len(body) // 2:
             raise DependencyError("search index unavailable (incomplete multi-search response)")
         semantic_hits, lexical_hits = (legs[0], legs[1]) if query.vector is not None else ([], legs[0])
-        ranked = fuse(_candidates(semantic_hits, lexical_hits), top_k=query.top_k, now=self._clock(),
-                      expand_graph=query.expand_graph)
-        return [SearchHit(memory_id=r.memory_id, score=r.score, components=r.components) for r in ranked]
+        return _candidates(semantic_hits, lexical_hits)
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int,
                 exclude: str | None = None) -> list[SearchHit]:
         if k <= 0:
             return []
         self._check_query_vector(vector)
-        scope = q.scope_filter(tenant, user_id, SIMILAR_AUTHORS, SIMILAR_STATUSES,
+        scope = q.scope_filter({"tenant": tenant, "user_id": user_id}, SIMILAR_AUTHORS, SIMILAR_STATUSES,
                                embedding_model=self._embedding_model, exclude=exclude)
         body = q.knn_body(vector, k, scope, source=["memory_id", "version"])
         response = self._call(lambda c: c.search(index=self.index_name, body=body), missing=_NO_INDEX)
@@ -235,7 +230,7 @@ class OpenSearchIndex:
     def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
         """One sorted search. On Serverless a document becomes searchable only after its refresh
         interval, so a predecessor captured seconds earlier may not be found yet there."""
-        scope = q.scope_filter(tenant, user_id, SIMILAR_AUTHORS, ("open",))
+        scope = q.scope_filter({"tenant": tenant, "user_id": user_id}, SIMILAR_AUTHORS, ("open",))
         body = q.preceding_body(before.isoformat(), scope)
         response = self._call(lambda c: c.search(index=self.index_name, body=body), missing=_NO_INDEX)
         hits = response.get("hits", {}).get("hits", [])

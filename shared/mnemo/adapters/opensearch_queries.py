@@ -98,18 +98,19 @@ def document_source(doc: IndexDocument) -> dict[str, Any]:
 
 
 def scope_filter(
-    tenant: str,
-    user_id: str,
+    levels: Mapping[str, str],
     authors: Iterable[str],
     statuses: Iterable[str],
     *,
     embedding_model: str | None = None,
     exclude: str | None = None,
 ) -> dict[str, Any]:
-    """The tenant/user/author/status filter (plus the embedding model for k-NN legs)."""
-    clauses: list[dict[str, Any]] = [
-        {"term": {"tenant": tenant}},
-        {"term": {"user_id": user_id}},
+    """The namespace levels a read pins (`NamespaceFilter.levels()`: tenant always, then user, agent,
+    group when set) plus author/status (and the embedding model for k-NN legs), as term filters."""
+    if "tenant" not in levels:
+        raise ValueError("an index query is never unscoped: the tenant is required")
+    clauses: list[dict[str, Any]] = [{"term": {name: value}} for name, value in levels.items()]
+    clauses += [
         {"terms": {"author": _distinct(authors)}},
         {"terms": {"status": _distinct(statuses)}},
     ]

@@ -82,7 +82,9 @@ class RetrieveCommand(BaseModel):
     detail: Detail = "snippet"
     author: AuthorFilter = "user"
     include_agent: bool = False
-    user_id: NamespaceId = "default"
+    user_id: NamespaceId | None = "default"  # None: every user of the tenant
+    agent_id: NamespaceId | None = None  # None: any agent
+    group_id: NamespaceId | None = None  # None: any group
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
     cursor_created_at: datetime | None = None
     cursor_id: str | None = Field(default=None, max_length=64)

@@ -1,14 +1,15 @@
 """Ranking maths as pure functions, shared by every SearchIndex adapter. Scores reaching a caller
 lie in [0, 1]. docs/scoring.md explains the shape of each piece and the measurements behind it.
 
-An adapter runs two legs — lexical (BM25) and semantic (cosine k-NN) — and hands the union of their
-hits to `fuse` as `Candidate`s; `fuse` does everything else, so every adapter ranks identically.
+An index adapter runs two legs — lexical (BM25) and semantic (cosine k-NN) — and returns the union of
+their hits as `Candidate`s with raw signals; the memory service ranks them here (`score`, then graph
+`expand`), so ranking has one owner whatever the adapter.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -103,21 +104,29 @@ def recency_score(captured_at: datetime | None, now: datetime, half_life_days: f
     return 0.5 ** (age_days / half_life_days)
 
 
-def fuse(
-    candidates: Sequence[Candidate],
-    *,
-    top_k: int,
-    now: datetime,
-    expand_graph: bool = True,
-    weights: Weights = DEFAULT_WEIGHTS,
-) -> list[Ranked]:
-    """Weighted sum of normalised signals, then graph expansion from the best hits."""
-    ranked: dict[str, Ranked] = {}
-    by_id = {c.memory_id: c for c in candidates}
+@dataclass(frozen=True)
+class Recipe:
+    """A named search configuration (Graphiti-style "recipes"): how signals are weighted and whether
+    the best hits lend a score to their graph neighbours. Surfaces choose a recipe by name."""
+
+    name: str
+    weights: Weights = DEFAULT_WEIGHTS
+    expand_graph: bool = True
+
+
+RECIPES: dict[str, Recipe] = {
+    "full": Recipe("full"),  # hybrid + graph neighbours: the default everywhere
+    "fast": Recipe("fast", expand_graph=False),  # hybrid only (mode=fast)
+}
+
+
+def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> list[Ranked]:
+    """Each candidate's weighted sum of normalised signals, best first (ties by id)."""
     # The pivot is relative to these candidates, not a constant: a store of one-line notes is judged
     # against its own typical length, so short memories there keep their cosine.
     lengths = [c.text_tokens for c in candidates if c.text_tokens is not None]
     pivot = weights.length_pivot * sum(lengths) / len(lengths) if lengths else 0.0
+    ranked = []
     for c in candidates:
         parts = {
             "lexical": lexical_score(c.lexical),
@@ -125,24 +134,59 @@ def fuse(
             "importance": c.importance or 0.0,
             "recency": recency_score(c.captured_at, now, weights.recency_half_life_days),
         }
-        score = (
+        total = (
             weights.lexical * parts["lexical"]
             + weights.semantic * parts["semantic"]
             + weights.importance * parts["importance"]
             + weights.recency * parts["recency"]
         )
-        ranked[c.memory_id] = Ranked(c.memory_id, clamp01(score), parts)
+        ranked.append(Ranked(c.memory_id, clamp01(total), parts))
+    return sorted(ranked, key=lambda r: (-r.score, r.memory_id))
+
+
+def neighbours(ranked: Sequence[Ranked], candidates: Sequence[Candidate], weights: Weights = DEFAULT_WEIGHTS) -> set[str]:
+    """Ids that `expand` may lend a score to: the linked memories of the best `graph_parents` hits."""
+    links = {c.memory_id: c.links for c in candidates}
+    return {other for parent in ranked[: weights.graph_parents] for other, _ in links.get(parent.memory_id, ())}
+
+
+def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitted: Container[str],
+           weights: Weights = DEFAULT_WEIGHTS) -> list[Ranked]:
+    """Graph expansion: each of the best `graph_parents` hits lends `score × link weight × decay` to
+    its linked memories, a neighbour keeping the best of its own score and what it was lent. Only
+    `admitted` neighbours (the caller checked they are inside the query's namespace, author and
+    status) are considered, so a link can never pull in a memory the query could not find itself."""
+    links = {c.memory_id: c.links for c in candidates}
+    by_id = {r.memory_id: r for r in ranked}
+    for parent in list(ranked[: weights.graph_parents]):
+        for other, link_weight in links.get(parent.memory_id, ()):
+            if other not in admitted:
+                continue
+            lent = parent.score * link_weight * weights.graph_decay
+            current = by_id.get(other)
+            if current is None or lent > current.score:
+                parts = dict(current.components) if current else {}
+                parts["graph"] = lent
+                by_id[other] = Ranked(other, clamp01(lent), parts)
+    return sorted(by_id.values(), key=lambda r: (-r.score, r.memory_id))
+
+
+def fuse(
+    candidates: Sequence[Candidate],
+    *,
+    top_k: int,
+    now: datetime,
+    expand_graph: bool = True,
+    weights: Weights = DEFAULT_WEIGHTS,
+    admitted: Container[str] | None = None,
+) -> list[Ranked]:
+    """`score`, then (optionally) `expand` over `admitted` neighbours (every neighbour when None:
+    callers that have no namespace to check, such as the ablation bench), cut to `top_k`."""
+    ranked = score(candidates, now=now, weights=weights)
     if expand_graph:
-        parents = sorted(ranked.values(), key=lambda r: (-r.score, r.memory_id))[: weights.graph_parents]
-        for parent in parents:
-            for other, link_weight in by_id[parent.memory_id].links:
-                lent = parent.score * link_weight * weights.graph_decay
-                current = ranked.get(other)
-                if current is None or lent > current.score:
-                    parts = dict(current.components) if current else {}
-                    parts["graph"] = lent
-                    ranked[other] = Ranked(other, clamp01(lent), parts)
-    return sorted(ranked.values(), key=lambda r: (-r.score, r.memory_id))[:top_k]
+        allowed = neighbours(ranked, candidates, weights) if admitted is None else admitted
+        ranked = expand(ranked, candidates, admitted=allowed, weights=weights)
+    return ranked[:top_k]
 
 
 def clamp01(value: float) -> float:

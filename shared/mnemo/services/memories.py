@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain import scoring
 from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
 from mnemo.domain.models import (
     Activity,
@@ -22,6 +23,8 @@ from mnemo.domain.models import (
     normalize_text,
     utcnow,
 )
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.scoring import RECIPES
 from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
 from mnemo.ports import (
     BrowseQuery,
@@ -120,12 +123,17 @@ class MemoryService:
         return memory, self._graph.links(principal.tenant, memory_id), self._graph.facts(principal.tenant, memory_id)
 
     # -- reads ---------------------------------------------------------------------------
+    def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:
+        """The namespace a read covers: the key's tenant, then the levels the command pins."""
+        return NamespaceFilter(
+            tenant=principal.tenant, user_id=command.user_id, agent_id=command.agent_id, group_id=command.group_id
+        )
+
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
         require(principal, Permission.READ)
         return self._store.browse(
             BrowseQuery(
-                tenant=principal.tenant,
-                user_id=command.user_id,
+                scope=self.scope(principal, command),
                 statuses=command.statuses,
                 authors=command.authors,
                 limit=command.top_k,
@@ -134,32 +142,34 @@ class MemoryService:
         )
 
     def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
+        """The index finds candidates; ranking (fusion, graph expansion, threshold) happens here,
+        with the store deciding what is visible (the index is derived and may lag it)."""
         require(principal, Permission.READ)
         assert command.query is not None
+        recipe = RECIPES[command.mode]
+        scope = self.scope(principal, command)
         vector = self._embedder().embed([command.query])[0] if self._embedder is not None else None
-        hits = self._index().search(
-            SearchQuery(
-                tenant=principal.tenant,
-                user_id=command.user_id,
-                text=command.query,
-                vector=vector,
-                authors=command.authors,
-                statuses=command.statuses,
-                # Graph neighbours come back unfiltered (their status and author are checked
-                # against the store below), so ask for a few more than will be shown.
-                top_k=min(100, command.top_k + 10),
-                expand_graph=command.mode == "full",
-            )
+        candidates = self._index().search(
+            SearchQuery(scope=scope, text=command.query, vector=vector, authors=command.authors,
+                        statuses=command.statuses, top_k=command.top_k)
         )
-        if command.threshold is not None:
-            hits = [h for h in hits if h.score >= command.threshold]
-        memories = {m.id: m for m in self._store.get_many(principal.tenant, [h.memory_id for h in hits])}
-        results: list[ScoredMemory] = []
-        for hit in hits:
-            memory = memories.get(hit.memory_id)
-            # The index is derived and may lag the store: the store's status/author decide.
-            if memory and memory.status in command.statuses and memory.author in command.authors:
-                results.append(ScoredMemory(memory=memory, score=hit.score, components=hit.components))
+        ranked = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
+        linked = scoring.neighbours(ranked, candidates, recipe.weights) if recipe.expand_graph else set()
+        # One batch read hydrates the best hits (a few spare for ones the store no longer shows) and
+        # every neighbour expansion may score, so neighbours are checked before they get a score.
+        wanted = [r.memory_id for r in ranked[: command.top_k + 10]] + sorted(linked)
+        memories = {m.id: m for m in self._store.get_many(principal.tenant, wanted)}
+        visible = {
+            mid for mid, m in memories.items()
+            if scope.covers(m.namespace) and m.status in command.statuses and m.author in command.authors
+        }
+        if recipe.expand_graph:
+            ranked = scoring.expand(ranked, candidates, admitted=visible & linked, weights=recipe.weights)
+        results = [
+            ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
+            for r in ranked
+            if r.memory_id in visible and (command.threshold is None or r.score >= command.threshold)
+        ]
         return results[: command.top_k]
 
     # -- changes -------------------------------------------------------------------------
