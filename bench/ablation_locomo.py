@@ -31,6 +31,7 @@ from mnemo.adapters.heuristic_extractor import HeuristicExtractor  # noqa: E402
 from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
+from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
 from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
 from mnemo.services.enrichment import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
@@ -42,6 +43,7 @@ from mnemo.services.enrichment import (  # noqa: E402
 )
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
+SCOPE = NamespaceFilter(tenant="t", user_id="u")
 
 
 class Embeddings:
@@ -77,7 +79,7 @@ class Variant:
 
 
 def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):  # noqa: ANN001, ANN201
-    index = local_index.LocalSearchIndex(clock=lambda: NOW, weights=variant.weights, fields=dict(variant.fields))
+    index = local_index.LocalSearchIndex(fields=dict(variant.fields))
     contents = [t.content for t in conv.turns]
     embed_texts = [
         f"{contents[i - 1]} {c}" if variant.embed_previous and i > 0 and conv.turns[i - 1].session == t.session else c
@@ -132,8 +134,10 @@ def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> d
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         qvecs = embed([q.question for q in questions])
         for q, qv in zip(questions, qvecs):
-            hits = index.search(SearchQuery(tenant="t", user_id="u", text=q.question, vector=qv,
-                                            authors=["user", "agent"], top_k=10, expand_graph=variant.expand))
+            candidates = index.search(SearchQuery(scope=SCOPE, text=q.question, vector=qv,
+                                                  authors=["user", "agent"], top_k=10))
+            # Ranked as MemoryService ranks (every neighbour is visible here: one user, all open).
+            hits = scoring.fuse(candidates, top_k=10, now=NOW, expand_graph=variant.expand, weights=variant.weights)
             scores.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
     summary = by_category(scores)
     result = {f"cat{c}": summary[str(c)].recall_at_5 for c in HEADLINE_CATEGORIES}

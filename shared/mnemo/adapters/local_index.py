@@ -216,6 +216,9 @@ class LocalSearchIndex:
         with self._lock:
             for doc in documents:
                 previous_user = self._owner.get((doc.tenant, doc.memory_id))
+                current = self._partitions[(doc.tenant, previous_user)].docs.get(doc.memory_id) if previous_user else None
+                if current is not None and current.version > doc.version:
+                    continue  # a stale write (a redelivered older enrichment) never replaces a newer one
                 if previous_user is not None and previous_user != doc.user_id:
                     self._partitions[(doc.tenant, previous_user)].remove(doc.memory_id)
                 self._partitions[(doc.tenant, doc.user_id)].add(doc)
