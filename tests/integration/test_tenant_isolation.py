@@ -1,16 +1,28 @@
-"""Two tenants, every tool and every route: zero cross-tenant reads or writes."""
+"""Two tenants, every tool and every route: zero cross-tenant reads or writes.
+
+Every negative check has a positive control in the same test: the owner, with the same request,
+does find what the other tenant must not (an unenriched victim would make a search "isolated"
+whatever isolation does, so the victim is enriched first).
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from mnemo.adapters.aws import client
+from mnemo.local.poller import QueuePoller
+from mnemo.local.server import load_function
 from tests.integration.conftest import OTHER_KEY, auth, mcp_call
 
 
 @pytest.fixture
-def victim(http) -> dict:
-    """A memory of tenant `local`, enriched so that search would find it."""
+def victim(http, aws) -> dict:
+    """A memory of tenant `local`, enriched (through the real worker) so that search does find it."""
     created = http.post("/v1/memories", headers=auth(), json={"content": "The vault code is 4711", "as_user": True})
+    poller = QueuePoller(client("sqs"), aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
+    while poller.poll_once():
+        pass
+    assert http.get(f"/v1/memories/{created.json()['id']}", headers=auth()).json()["enrichment"]["state"] == "enriched"
     return created.json()
 
 
@@ -22,7 +34,10 @@ def test_rest_routes_never_cross_tenants(http, victim) -> None:
     assert http.patch(f"/v1/memories/{memory_id}", headers=other, json={"content": "pwned"}).status_code == 404
     assert http.delete(f"/v1/memories/{memory_id}", headers=other).status_code == 404
     assert http.get("/v1/memories", headers=other, params={"author": "all"}).json()["results"] == []
-    assert http.post("/v1/memories/search", headers=other, json={"query": "vault code"}).json()["results"] == []
+    search = {"query": "vault code"}
+    assert [m["id"] for m in http.post("/v1/memories/search", headers=auth(), json=search).json()["results"]] == [memory_id]
+    assert http.post("/v1/memories/search", headers=other, json=search).json()["results"] == []
+    assert [m["id"] for m in http.get("/v1/memories", headers=auth(), params={"author": "all"}).json()["results"]] == [memory_id]
     assert http.get("/v1/status", headers=other).json() == {"tenant": "other", "pending": 0, "failed": 0, "dlq": 0}
     mine = http.get(f"/v1/memories/{memory_id}", headers=auth()).json()
     assert mine["content"] == "The vault code is 4711" and mine["version"] == 1 and mine["status"] == "open"
@@ -32,7 +47,10 @@ def test_mcp_tools_never_cross_tenants(http, victim) -> None:
     memory_id = victim["id"]
     browse = mcp_call(http, "retrieve_thoughts", {"include_agent": True}, key=OTHER_KEY)
     assert browse["structuredContent"]["results"] == []
-    search = mcp_call(http, "retrieve_thoughts", {"query": "vault code", "include_agent": True}, key=OTHER_KEY)
+    query = {"query": "vault code", "include_agent": True}
+    owner = mcp_call(http, "retrieve_thoughts", query)["structuredContent"]["results"]
+    assert [t["id"] for t in owner] == [memory_id]  # positive control: the same search finds it for its owner
+    search = mcp_call(http, "retrieve_thoughts", query, key=OTHER_KEY)
     assert search["structuredContent"]["results"] == []
     edit = mcp_call(http, "edit_thought", {"thought_id": memory_id, "raw_text": "pwned"}, key=OTHER_KEY)
     assert edit["isError"] and "not found" in edit["content"][0]["text"]
