@@ -136,9 +136,9 @@ class DynamoDbMemoryStore:
                 if frontier is not None:
                     frontiers.append(frontier)
         candidates.sort(key=lambda m: (m.created_at, m.id), reverse=True)
-        if frontiers:  # items older than a capped partition's frontier could skip its unread ones
+        if frontiers:  # past a capped partition's frontier (the last item it read) lie its unread ones
             stop = max(frontiers)
-            candidates = [m for m in candidates if browse_sk(m.created_at, m.id) > stop]
+            candidates = [m for m in candidates if browse_sk(m.created_at, m.id) >= stop]
         items = candidates[: query.limit]
         next_cursor = None
         if len(candidates) > query.limit and items:
