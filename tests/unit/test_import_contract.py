@@ -42,5 +42,5 @@ def test_ring_imports_nothing_outward(ring: str) -> None:
 
 def test_ports_import_only_the_domain() -> None:
     assert {n for n in imports(PACKAGE / "ports.py") if n.startswith("mnemo")} <= {
-        "mnemo.domain.models", "mnemo.domain.extraction"}
+        "mnemo.domain.models", "mnemo.domain.extraction", "mnemo.domain.graph", "mnemo.domain.namespace"}
     assert not [n for n in imports(PACKAGE / "ports.py") if forbidden(n, VENDORS)]
