@@ -94,7 +94,9 @@ def item_to_audit(item: dict[str, Any]) -> FactAudit:
 
 def item_to_entity(item: dict[str, Any]) -> Entity:
     key = item["key"]
-    aliases = sorted({a for a in item.get("aliases", set()) if canonical_key(a) != key})
+    # One spelling per canonical name (two resolvers racing for one name may both have added theirs).
+    by_key = {canonical_key(a): a for a in sorted(item.get("aliases", set()), reverse=True)}
+    aliases = sorted(a for k, a in by_key.items() if k != key)
     namespace = Namespace(tenant=item["tenant"], user_id=item["user_id"], group_id=item["group_id"])
     return Entity(id=item["entity_id"], namespace=namespace, name=item["name"], key=key,
                   type=item.get("type", "other"), aliases=aliases, created_at=item["created_at"])

@@ -82,14 +82,20 @@ class DynamoDbFactStore:
     def _resolve_one(self, ns: Namespace, mention: EntityMention, at: datetime) -> Entity:
         """Name table first (the mention's own name, then its aliases); a new name gets the node its
         canonical form derives, claimed with `attribute_not_exists` so a concurrent resolver agrees."""
-        names = [mention.name, *mention.aliases]
-        keys = list(dict.fromkeys(k for k in map(canonical_key, names) if k))
+        spelling: dict[str, str] = {}  # canonical key -> the first spelling of it in this mention
+        for name in [mention.name, *mention.aliases]:
+            if canonical_key(name):
+                spelling.setdefault(canonical_key(name), name)
+        keys = list(spelling)
         mapped = self._names(ns, keys)
         node_id = next((mapped[k] for k in keys if k in mapped), None) or entity_id(ns, mention.name)
-        for key in keys:
-            if key not in mapped and not self._claim_name(ns, key, node_id) and key == keys[0]:
+        claimed: list[str] = []
+        for key in (k for k in keys if k not in mapped):
+            if self._claim_name(ns, key, node_id):
+                claimed.append(spelling[key])
+            elif key == keys[0]:
                 node_id = self._names(ns, [key])[key]  # lost the race for the main name: use the winner
-        return self._upsert_node(ns, node_id, mention, keys[0], names, at)
+        return self._upsert_node(ns, node_id, mention, keys[0], claimed, at)
 
     def _names(self, ns: Namespace, keys: Sequence[str]) -> dict[str, str]:
         items = self._batch_get([(name_pk(ns, k), NAME_SK) for k in keys])
@@ -109,14 +115,16 @@ class DynamoDbFactStore:
         except BotoCoreError as exc:
             raise _dependency(exc) from exc
 
-    def _upsert_node(self, ns: Namespace, node_id: str, mention: EntityMention, key: str, names: list[str],
+    def _upsert_node(self, ns: Namespace, node_id: str, mention: EntityMention, key: str, claimed: list[str],
                      at: datetime) -> Entity:
-        """Idempotent: the first name and type win; every spelling seen is added to the aliases
-        (those that fold to the node's own key are hidden on read)."""
+        """Idempotent: the first name and type win; the names this resolution claimed for the node
+        are added to its aliases (the one that folds to the node's own key is hidden on read)."""
         values: dict[str, Any] = {
             ":id": node_id, ":n": mention.name, ":k": key, ":t": mention.type, ":tenant": ns.tenant,
-            ":u": ns.user_id, ":g": ns.group_id, ":c": at.isoformat(), ":a": set(names),
+            ":u": ns.user_id, ":g": ns.group_id, ":c": at.isoformat(),
         }
+        if claimed:
+            values[":a"] = set(claimed)
         response = self._call(
             "update_item",
             TableName=self._table,
@@ -124,7 +132,7 @@ class DynamoDbFactStore:
             UpdateExpression=(
                 "SET entity_id = :id, #n = if_not_exists(#n, :n), #k = if_not_exists(#k, :k), "
                 "#t = if_not_exists(#t, :t), tenant = :tenant, user_id = :u, group_id = :g, "
-                "created_at = if_not_exists(created_at, :c) ADD aliases :a"
+                "created_at = if_not_exists(created_at, :c)" + (" ADD aliases :a" if claimed else "")
             ),
             ExpressionAttributeNames={"#n": "name", "#k": "key", "#t": "type"},
             ExpressionAttributeValues=serialize(values),
