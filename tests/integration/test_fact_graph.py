@@ -250,3 +250,25 @@ def test_the_fact_graph_is_separated_by_tenant_user_and_group(services, monkeypa
     assert container.facts.get(principal, target.uuid).status == FactStatus.ACTIVE
     # And nothing above needed a Scan
     assert operations and "scan" not in operations
+
+
+def test_a_write_that_loses_a_race_re_reads_and_applies_once(services, monkeypatch) -> None:
+    container, principal, _ = services
+    store = container.fact_store
+    fact = container.facts.record(principal, RecordFactCommand(subject="Ivy", predicate="likes", object="tea"))
+    stale = store.get("local", fact.uuid)
+    # Given a concurrent writer that changes the fact between our read and our write
+    store.invalidate("local", fact.uuid, actor="other", at=AT, invalid_at=AT)
+    store_get, reads = store.get, []
+
+    def first_read_is_stale(tenant: str, fact_uuid: str):  # noqa: ANN202
+        reads.append(fact_uuid)
+        return stale if len(reads) == 1 else store_get(tenant, fact_uuid)
+
+    monkeypatch.setattr(store, "get", first_read_is_stale)
+    # When we retract: the write conditioned on the stale revision fails, the retry re-reads
+    retracted = store.retract("local", fact.uuid, actor=principal.key_prefix, reason="race", at=AT)
+    assert len(reads) == 2
+    # Then the concurrent change is kept and the retract applied on top of it, once
+    assert retracted.status == FactStatus.RETRACTED and retracted.invalid_at == AT
+    assert [a.action for a in store.audit("local", fact.uuid)] == ["created", "invalidated", "retracted"]
