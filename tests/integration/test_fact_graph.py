@@ -272,3 +272,25 @@ def test_a_write_that_loses_a_race_re_reads_and_applies_once(services, monkeypat
     # Then the concurrent change is kept and the retract applied on top of it, once
     assert retracted.status == FactStatus.RETRACTED and retracted.invalid_at == AT
     assert [a.action for a in store.audit("local", fact.uuid)] == ["created", "invalidated", "retracted"]
+
+
+def test_the_aliases_an_extractor_reports_resolve_to_one_node(services, monkeypatch) -> None:
+    from mnemo.domain.extraction import Entity as Mention
+    from mnemo.domain.extraction import Extraction
+    from mnemo.domain.extraction import Fact as Triple
+
+    container, principal, drain = services
+    extraction = Extraction(
+        normalized_text="Alice Johnson joined Acme. Alice works at Acme.",
+        entities=[Mention(name="Alice Johnson", kind="person", aliases=["Alice", " ", "x" * 500])],
+        facts=[Triple(subject="Alice", predicate="works at", object="Acme"),
+               Triple(subject="alice johnson", predicate="joined", object="Acme")],
+    )
+    monkeypatch.setattr(container.enrichment._extractor, "extract", lambda text, speaker=None: extraction)
+    memory = capture(container, principal, extraction.normalized_text)
+    drain()
+    facts = container.fact_store.for_memory("local", memory)
+    assert {f.subject.name for f in facts} == {"Alice Johnson"}  # both triples start at one node
+    node = container.fact_store.find_entity(Namespace(tenant="local"), "ALICE")
+    assert node.id == facts[0].subject.id and node.aliases == ["Alice"] and node.type == "person"
+    assert {f.fact for f in facts} == {"Alice works at Acme", "alice johnson joined Acme"}  # the memory's own words

@@ -51,7 +51,8 @@ class Prepared:
     skip_reason: str | None = None
 
 
-MAX_ALIASES = 10
+MAX_ALIASES = 10  # per entity and memory: an extractor's aliases become keys of the name table
+MAX_ALIAS_CHARS = 200
 
 
 def date_words(moment: datetime) -> str:
@@ -155,7 +156,8 @@ class EnrichmentService:
         mentions: dict[str, EntityMention] = {}
         for entity in extraction.entities:
             mentions.setdefault(canonical_key(entity.name), EntityMention(
-                name=entity.name, type=entity.kind, aliases=entity.aliases[:MAX_ALIASES]))
+                name=entity.name, type=entity.kind,
+                aliases=[a for a in entity.aliases if a.strip() and len(a) <= MAX_ALIAS_CHARS][:MAX_ALIASES]))
         for name in (n for f in extraction.facts for n in (f.subject, f.object)):
             mentions.setdefault(canonical_key(name), EntityMention(name=name))
         now = self._clock()
