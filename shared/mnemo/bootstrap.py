@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
-    from mnemo.ports import Embedder, EnrichmentQueue, GraphStore, MemoryStore, SearchIndex
+    from mnemo.ports import Embedder, EnrichmentQueue, FactStore, GraphStore, MemoryStore, SearchIndex
     from mnemo.services.enrichment import EnrichmentService
+    from mnemo.services.facts import FactService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.recovery import RecoveryService
@@ -61,7 +62,9 @@ class Container:
     def memories(self) -> MemoryService:
         from mnemo.services.memories import MemoryService
 
-        return MemoryService(self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph)
+        return MemoryService(
+            self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store
+        )
 
     def index(self) -> SearchIndex:
         with self._lock:
@@ -84,13 +87,25 @@ class Container:
     def enrichment(self) -> EnrichmentService:
         from mnemo.services.enrichment import EnrichmentService
 
-        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor())
+        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(), facts=self.fact_store)
 
     @cached_property
     def graph(self) -> GraphStore:
         from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def fact_store(self) -> FactStore:
+        from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
+
+        return DynamoDbFactStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def facts(self) -> FactService:
+        from mnemo.services.facts import FactService
+
+        return FactService(self.fact_store)
 
     @cached_property
     def recovery(self) -> RecoveryService:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from mnemo.domain.extraction import Extraction
-from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import Candidate
+from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
+from mnemo.domain.namespace import Namespace, NamespaceFilter
+from mnemo.domain.scoring import Candidate
 
 
 class ApiKeyRecord(BaseModel):
@@ -181,41 +182,78 @@ class DeadLetters(Protocol):
         before it is sent (so its memory is reset before a worker can pick it up); returns the count."""
 
 
-class Link(BaseModel):
-    """An undirected edge between two memories of one scope, stored at both ends."""
-
-    memory_id: str
-    other_id: str
-    weight: float = Field(ge=0.0, le=1.0)
-    reason: str  # "semantic" | "entity" | "sequence"
-
-
-class StoredFact(BaseModel):
-    """A fact with its provenance: which memory, at which version, said it."""
-
-    fact_id: str
-    subject: str
-    predicate: str
-    object: str
-    memory_id: str
-    version: int
-
-
 class GraphStore(Protocol):
-    """Derived graph data (facts, entity postings, links), rewritten idempotently per enrichment."""
+    """Derived links between memories and entity postings, rewritten idempotently per enrichment.
+    (Facts are their own aggregate: `FactStore`.)"""
 
-    def sync(
-        self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]
-    ) -> list[Link]:
-        """Make the stored facts, entity postings and links of `memory` exactly these (both link ends);
+    def sync(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> list[Link]:
+        """Make the stored entity postings and links of `memory` exactly these (both link ends);
         returns every link of the memory afterwards: these plus the ones other memories made to it."""
 
     def clear(self, memory: Memory) -> None:
-        """Remove every fact, entity posting and link of `memory` (archive)."""
+        """Remove every entity posting and link of `memory` (archive)."""
 
     def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
         """Ids of memories of this scope that mention any of `entities`, most recent first."""
 
     def links(self, tenant: str, memory_id: str) -> list[Link]: ...
 
-    def facts(self, tenant: str, memory_id: str) -> list[StoredFact]: ...
+
+class FactStore(Protocol):
+    """The fact graph: entity nodes with their alias table, facts (edges) with their audit rows, and
+    the adjacency a traversal reads. Keyed by tenant, user and group. Design: docs/table-design.md."""
+
+    def resolve(self, namespace: Namespace, mentions: Sequence[EntityMention], at: datetime) -> dict[str, Entity]:
+        """The node each mention names in this namespace (keyed by the mention's name), created on
+        first mention; a mention's aliases are mapped to its node unless they already name another."""
+
+    def find_entity(self, namespace: Namespace, name: str) -> Entity | None:
+        """The node `name` (or an alias of it) resolves to in this namespace; never creates one."""
+
+    def entities(self, namespace: Namespace, entity_ids: Sequence[str]) -> list[Entity]:
+        """The nodes of this namespace with these ids (missing ids skipped)."""
+
+    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> list[Fact]:
+        """Make `facts` the active facts derived from `memory` (at its version): new ones are created,
+        existing ones gain the memory as a source, a fact no memory says any more is deactivated.
+        Facts that are not active (retracted, invalidated) and recorded facts are left as they are;
+        so are the facts of other memories. Returns the active facts derived from the memory.
+        `facts=[]` withdraws the memory's support (archive)."""
+
+    def record(self, fact: Fact, *, actor: str) -> Fact:
+        """Store a new recorded fact (ConflictError if the uuid exists) with its `created` audit row."""
+
+    def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
+        """Soft-delete: status `retracted`, `expired_at` set, an audit row (who, when, why) kept;
+        idempotent; NotFoundError if there is no such fact."""
+
+    def invalidate(
+        self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, invalid_at: datetime | None,
+        invalidated_by: str | None = None,
+    ) -> Fact:
+        """Stop believing an active fact (status `invalidated`, `invalid_at`, `expired_at`, and the
+        fact that replaced it); a fact that is not active is returned unchanged."""
+
+    def get(self, tenant: str, fact_uuid: str) -> Fact | None: ...
+
+    def get_many(self, tenant: str, fact_uuids: Sequence[str]) -> list[Fact]:
+        """Batch read; missing uuids skipped; order follows `fact_uuids`."""
+
+    def audit(self, tenant: str, fact_uuid: str) -> list[FactAudit]:
+        """The fact's history, oldest first (kept after a retract)."""
+
+    def for_memory(self, tenant: str, memory_id: str) -> list[Fact]:
+        """The facts this memory supports (its provenance records), whatever their status."""
+
+    def adjacency(
+        self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
+        direction: Literal["out", "in"] | None = None, predicate: str | None = None, limit: int = 100,
+    ) -> list[Adjacency]:
+        """The edge ends at one entity (one Query per status and direction, at most `limit` in all):
+        what a traversal needs to take a hop without reading the facts."""
+
+    def for_entity(
+        self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
+        limit: int = 100,
+    ) -> list[Fact]:
+        """The facts with this entity as subject or object, newest first."""

@@ -49,7 +49,7 @@ def snapshot(services, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
     return {
         "memory": memory.model_dump(exclude={"revision", "enrichment"}),
         "state": memory.enrichment.state,
-        "facts": sorted(f.fact_id for f in services.graph.facts("local", memory_id)),
+        "facts": sorted(f.uuid for f in services.fact_store.for_memory("local", memory_id)),
         "links": sorted((link.other_id, link.weight) for link in services.graph.links("local", memory_id)),
         "hits": sorted(c.memory_id for c in services.index().search(
             SearchQuery(scope=LOCAL, text=memory.raw, authors=["user", "agent"]))),

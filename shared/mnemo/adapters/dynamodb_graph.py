@@ -1,6 +1,6 @@
-"""`GraphStore` on the memories table: facts and links in the memory's item collection, entity
-postings in one partition per (tenant, user, entity). Every key is deterministic, so replaying an
-enrichment rewrites the same items instead of adding duplicates."""
+"""`GraphStore` on the memories table: links in the memory's item collection, entity postings in one
+partition per (tenant, user, entity). Every key is deterministic, so replaying an enrichment
+rewrites the same items instead of adding duplicates. (Facts: `DynamoDbFactStore`.)"""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
+from mnemo.domain.graph import Link
 from mnemo.domain.models import Memory
 from mnemo.errors import DependencyError
-from mnemo.ports import Link, StoredFact
 
-FACT_PREFIX = "F#"
+FACT_PREFIX = "F#"  # facts stored here before they became their own aggregate: removed on the next sync
 LINK_PREFIX = "L#"
 ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to delete them later)
 _BATCH_WRITE_LIMIT = 25
@@ -33,14 +33,10 @@ class DynamoDbGraphStore:
         self._db = client
         self._table = table_name
 
-    def sync(
-        self, memory: Memory, facts: Sequence[StoredFact], entities: Sequence[str], links: Sequence[Link]
-    ) -> list[Link]:
+    def sync(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> list[Link]:
         pk = memory_pk(memory.tenant, memory.id)
         existing = {item["sk"]: item for item in self._collection(pk)}
         wanted: dict[tuple[str, str], dict[str, Any]] = {}
-        for fact in facts:
-            wanted[(pk, FACT_PREFIX + fact.fact_id)] = fact.model_dump()
         for name in {entity_key(e): e for e in entities}.values():
             wanted[(pk, ENTITY_PREFIX + entity_key(name))] = {"entity": name, "user_id": memory.user_id}
             wanted[(posting_pk(memory.tenant, memory.user_id, name), f"M#{memory.id}")] = {
@@ -85,15 +81,11 @@ class DynamoDbGraphStore:
     def links(self, tenant: str, memory_id: str) -> list[Link]:
         return [_link(item) for item in self._collection(memory_pk(tenant, memory_id), LINK_PREFIX)]
 
-    def facts(self, tenant: str, memory_id: str) -> list[StoredFact]:
-        items = self._collection(memory_pk(tenant, memory_id), FACT_PREFIX)
-        return [StoredFact.model_validate({k: v for k, v in i.items() if k not in ("pk", "sk")}) for i in items]
-
     # -- helpers --------------------------------------------------------------------------
     def _owned_keys(
         self, memory: Memory, existing: dict[str, dict[str, Any]], *, incoming_links: bool
     ) -> list[tuple[str, str]]:
-        """The items this memory's enrichment wrote (facts, postings, its links and their mirrors);
+        """The items this memory's enrichment wrote (postings, its links and their mirrors, legacy facts);
         with `incoming_links`, also the links other memories made to it."""
         pk = memory_pk(memory.tenant, memory.id)
         keys: list[tuple[str, str]] = []

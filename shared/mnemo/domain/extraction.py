@@ -14,6 +14,9 @@ EntityKind = Literal["person", "organization", "place", "date", "product", "othe
 class Entity(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     kind: EntityKind = "other"
+    # Other names the same text uses for this entity ("Alice Johnson" ... "Alice"): the fact graph
+    # maps them onto one node.
+    aliases: list[str] = Field(default_factory=list)
 
 
 class Fact(BaseModel):

@@ -6,25 +6,24 @@ keys (a replay rewrites the same items), and the final write is conditional on t
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
+from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
 from mnemo.ports import (
     Embedder,
     EnrichmentTask,
     Extractor,
+    FactStore,
     GraphStore,
     IndexDocument,
-    Link,
     MemoryStore,
     SearchIndex,
-    StoredFact,
 )
 
 logger = logging.getLogger(__name__)
@@ -52,10 +51,8 @@ class Prepared:
     skip_reason: str | None = None
 
 
-def fact_id(memory: Memory, subject: str, predicate: str, obj: str) -> str:
-    """Deterministic: the same fact from the same memory always has the same id (no duplicates)."""
-    key = "\x1f".join([memory.tenant, memory.id, subject.casefold(), predicate.casefold(), obj.casefold()])
-    return hashlib.sha256(key.encode()).hexdigest()[:24]
+MAX_ALIASES = 10  # per entity and memory: an extractor's aliases become keys of the name table
+MAX_ALIAS_CHARS = 200
 
 
 def date_words(moment: datetime) -> str:
@@ -72,10 +69,12 @@ class EnrichmentService:
         embedder: Embedder,
         extractor: Extractor,
         *,
+        facts: FactStore,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._store = store
         self._graph = graph
+        self._facts = facts
         self._index = index
         self._embedder = embedder
         self._extractor = extractor
@@ -119,6 +118,7 @@ class EnrichmentService:
         assert memory is not None
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id)
+            self._facts.replace_derived(memory, [], self._clock())  # its facts lose this source
             self._graph.clear(memory)
             self._mark_enriched(memory, memory.category, memory.entities, memory.importance)
             return
@@ -127,12 +127,8 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
         links = self._links(memory, entities, vector, previous)
-        facts = [
-            StoredFact(fact_id=fact_id(memory, f.subject, f.predicate, f.object), subject=f.subject,
-                       predicate=f.predicate, object=f.object, memory_id=memory.id, version=memory.version)
-            for f in extraction.facts
-        ]
-        all_links = {link.other_id: link.weight for link in self._graph.sync(memory, facts, entities, links)}
+        self._facts.replace_derived(memory, self._derive_facts(memory, extraction), self._clock())
+        all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
         self._mark_enriched(memory, extraction.category, entities, extraction.importance)
@@ -152,6 +148,28 @@ class EnrichmentService:
             pass
 
     # -- steps ---------------------------------------------------------------------------
+    def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
+        """The extraction's triples as facts between resolved entities of the memory's namespace;
+        event time is when the memory was captured."""
+        if not extraction.facts:
+            return []
+        mentions: dict[str, EntityMention] = {}
+        for entity in extraction.entities:
+            mentions.setdefault(canonical_key(entity.name), EntityMention(
+                name=entity.name, type=entity.kind,
+                aliases=[a for a in entity.aliases if a.strip() and len(a) <= MAX_ALIAS_CHARS][:MAX_ALIASES]))
+        for name in (n for f in extraction.facts for n in (f.subject, f.object)):
+            mentions.setdefault(canonical_key(name), EntityMention(name=name))
+        now = self._clock()
+        resolved = self._facts.resolve(memory.namespace, list(mentions.values()), now)
+        nodes = {canonical_key(name): entity for name, entity in resolved.items()}
+        facts = [
+            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], f.predicate, nodes[canonical_key(f.object)],
+                         valid_at=memory.captured_at, at=now, sentence=f"{f.subject} {f.predicate} {f.object}")
+            for f in extraction.facts
+        ]
+        return list({f.uuid: f for f in facts}.values())
+
     def _previous(self, memory: Memory) -> IndexDocument | None:
         """The memory captured just before this one in the same scope, if close enough in time."""
         previous = self._index().preceding(memory.tenant, memory.user_id, memory.created_at)

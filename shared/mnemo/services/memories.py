@@ -10,6 +10,7 @@ from datetime import datetime
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain import scoring
 from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
+from mnemo.domain.graph import Fact, FactStatus, Link
 from mnemo.domain.models import (
     Activity,
     Enrichment,
@@ -31,12 +32,11 @@ from mnemo.ports import (
     Embedder,
     EnrichmentQueue,
     EnrichmentTask,
+    FactStore,
     GraphStore,
-    Link,
     MemoryStore,
     SearchIndex,
     SearchQuery,
-    StoredFact,
 )
 
 logger = logging.getLogger(__name__)
@@ -68,6 +68,7 @@ class MemoryService:
         *,
         embedder: Callable[[], Embedder] | None = None,
         graph: GraphStore | None = None,
+        facts: FactStore | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
@@ -77,6 +78,7 @@ class MemoryService:
         self._index = index
         self._embedder = embedder
         self._graph = graph
+        self._facts = facts
         self._clock = clock
         self._new_id = new_id
 
@@ -115,12 +117,12 @@ class MemoryService:
         self.get(principal, memory_id)
         return self._store.history(principal.tenant, memory_id)
 
-    def detail(self, principal: Principal, memory_id: str) -> tuple[Memory, list[Link], list[StoredFact]]:
-        """The memory with its links and facts (derived by enrichment)."""
+    def detail(self, principal: Principal, memory_id: str) -> tuple[Memory, list[Link], list[Fact]]:
+        """The memory with its links and the active facts it supports (derived by enrichment)."""
         memory = self.get(principal, memory_id)
-        if self._graph is None:
-            return memory, [], []
-        return memory, self._graph.links(principal.tenant, memory_id), self._graph.facts(principal.tenant, memory_id)
+        links = self._graph.links(principal.tenant, memory_id) if self._graph is not None else []
+        facts = self._facts.for_memory(principal.tenant, memory_id) if self._facts is not None else []
+        return memory, links, [f for f in facts if f.status == FactStatus.ACTIVE]
 
     # -- reads ---------------------------------------------------------------------------
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:

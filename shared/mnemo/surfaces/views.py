@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemo.domain.graph import Fact, Link
 from mnemo.domain.models import Author, Cursor, Memory, Status
-from mnemo.ports import Link, StoredFact
 
 SNIPPET_CHARS = 280
 
@@ -150,9 +150,10 @@ def memory_view(memory: Memory, *, score: float | None = None, explain: dict[str
     )
 
 
-def memory_detail(memory: Memory, links: list[Link], facts: list[StoredFact]) -> MemoryDetail:
+def memory_detail(memory: Memory, links: list[Link], facts: list[Fact]) -> MemoryDetail:
     return MemoryDetail(
         **memory_view(memory).model_dump(),
         links=[LinkView(id=link.other_id, weight=link.weight, reason=link.reason) for link in links],
-        facts=[FactView(subject=f.subject, predicate=f.predicate, object=f.object, version=f.version) for f in facts],
+        facts=[FactView(subject=f.subject.name, predicate=f.predicate, object=f.object.name,
+                        version=f.source_version(memory.id) or memory.version) for f in facts],
     )

@@ -1,0 +1,373 @@
+"""`FactStore` on the memories table: entity nodes and their alias table, facts with audit rows and
+adjacency items, and each memory's provenance records. Layout and access patterns:
+docs/table-design.md ("Fact graph").
+
+Every change of a fact is one `TransactWriteItems`: the fact item conditioned on the revision read,
+its adjacency items moved when the status changes, an audit row that must not exist yet, and the
+memory's provenance record. A lost race re-reads and re-applies (three tries), then ConflictError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
+from mnemo.adapters.dynamodb_fact_items import (
+    AUDIT_PREFIX,
+    FACT_SK,
+    NAME_SK,
+    NODE_SK,
+    PROVENANCE_PREFIX,
+    audit_to_item,
+    edge_items,
+    edge_prefix,
+    entity_pk,
+    fact_pk,
+    fact_to_item,
+    item_to_adjacency,
+    item_to_audit,
+    item_to_entity,
+    item_to_fact,
+    name_pk,
+)
+from mnemo.domain.graph import (
+    Adjacency,
+    Entity,
+    EntityMention,
+    Fact,
+    FactAudit,
+    FactSource,
+    FactStatus,
+    canonical_key,
+    canonical_predicate,
+    entity_id,
+    graph_key,
+    graph_namespace,
+)
+from mnemo.domain.models import Memory
+from mnemo.domain.namespace import Namespace
+from mnemo.errors import ConflictError, DependencyError, NotFoundError
+
+_BATCH_GET_LIMIT = 100
+_TRIES = 3
+ENRICHMENT_ACTOR = "enrichment"
+
+
+class DynamoDbFactStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    # -- entities ------------------------------------------------------------------------
+    def resolve(self, namespace: Namespace, mentions: Sequence[EntityMention], at: datetime) -> dict[str, Entity]:
+        ns = graph_namespace(namespace)
+        return {mention.name: self._resolve_one(ns, mention, at) for mention in mentions}
+
+    def find_entity(self, namespace: Namespace, name: str) -> Entity | None:
+        ns = graph_namespace(namespace)
+        found = self._names(ns, [canonical_key(name)]).get(canonical_key(name))
+        nodes = self.entities(ns, [found]) if found else []
+        return nodes[0] if nodes else None
+
+    def entities(self, namespace: Namespace, entity_ids: Sequence[str]) -> list[Entity]:
+        ns = graph_namespace(namespace)
+        items = self._batch_get([(entity_pk(ns, i), NODE_SK) for i in entity_ids])
+        found = {e.id: e for e in map(item_to_entity, items) if graph_key(e.namespace) == graph_key(ns)}
+        return [found[i] for i in dict.fromkeys(entity_ids) if i in found]
+
+    def _resolve_one(self, ns: Namespace, mention: EntityMention, at: datetime) -> Entity:
+        """Name table first (the mention's own name, then its aliases); a new name gets the node its
+        canonical form derives, claimed with `attribute_not_exists` so a concurrent resolver agrees."""
+        spelling: dict[str, str] = {}  # canonical key -> the first spelling of it in this mention
+        for name in [mention.name, *mention.aliases]:
+            if canonical_key(name):
+                spelling.setdefault(canonical_key(name), name)
+        keys = list(spelling)
+        mapped = self._names(ns, keys)
+        node_id = next((mapped[k] for k in keys if k in mapped), None) or entity_id(ns, mention.name)
+        claimed: list[str] = []
+        for key in (k for k in keys if k not in mapped):
+            if self._claim_name(ns, key, node_id):
+                claimed.append(spelling[key])
+            elif key == keys[0]:
+                node_id = self._names(ns, [key])[key]  # lost the race for the main name: use the winner
+        return self._upsert_node(ns, node_id, mention, keys[0], claimed, at)
+
+    def _names(self, ns: Namespace, keys: Sequence[str]) -> dict[str, str]:
+        items = self._batch_get([(name_pk(ns, k), NAME_SK) for k in keys])
+        return {item["key"]: item["entity_id"] for item in items}
+
+    def _claim_name(self, ns: Namespace, key: str, node_id: str) -> bool:
+        item = {"pk": name_pk(ns, key), "sk": NAME_SK, "key": key, "entity_id": node_id}
+        try:
+            self._db.put_item(TableName=self._table, Item=serialize(item),
+                              ConditionExpression="attribute_not_exists(pk) OR entity_id = :id",
+                              ExpressionAttributeValues=serialize({":id": node_id}))
+            return True
+        except ClientError as exc:
+            if _code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise _dependency(exc) from exc
+        except BotoCoreError as exc:
+            raise _dependency(exc) from exc
+
+    def _upsert_node(self, ns: Namespace, node_id: str, mention: EntityMention, key: str, claimed: list[str],
+                     at: datetime) -> Entity:
+        """Idempotent: the first name and type win; the names this resolution claimed for the node
+        are added to its aliases (the one that folds to the node's own key is hidden on read)."""
+        values: dict[str, Any] = {
+            ":id": node_id, ":n": mention.name, ":k": key, ":t": mention.type, ":tenant": ns.tenant,
+            ":u": ns.user_id, ":g": ns.group_id, ":c": at.isoformat(),
+        }
+        if claimed:
+            values[":a"] = set(claimed)
+        response = self._call(
+            "update_item",
+            TableName=self._table,
+            Key=serialize({"pk": entity_pk(ns, node_id), "sk": NODE_SK}),
+            UpdateExpression=(
+                "SET entity_id = :id, #n = if_not_exists(#n, :n), #k = if_not_exists(#k, :k), "
+                "#t = if_not_exists(#t, :t), tenant = :tenant, user_id = :u, group_id = :g, "
+                "created_at = if_not_exists(created_at, :c)" + (" ADD aliases :a" if claimed else "")
+            ),
+            ExpressionAttributeNames={"#n": "name", "#k": "key", "#t": "type"},
+            ExpressionAttributeValues=serialize(values),
+            ReturnValues="ALL_NEW",
+        )
+        return item_to_entity(deserialize(response["Attributes"]))
+
+    # -- facts: derived ------------------------------------------------------------------
+    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> list[Fact]:
+        wanted = {f.uuid: f for f in facts}
+        previous = self._provenance(memory.tenant, memory.id)
+        for fact in wanted.values():
+            _retry(lambda fact=fact: self._support(memory, fact, at))
+        for fact_uuid in [u for u in previous if u not in wanted]:
+            _retry(lambda fact_uuid=fact_uuid: self._withdraw(memory, fact_uuid, at))
+        return [f for f in self.for_memory(memory.tenant, memory.id) if f.status == FactStatus.ACTIVE]
+
+    def _support(self, memory: Memory, fact: Fact, at: datetime) -> None:
+        source = FactSource(memory_id=memory.id, version=memory.version)
+        current = self.get(memory.tenant, fact.uuid)
+        if current is None:
+            created = fact.model_copy(update={"sources": [source], "status": FactStatus.ACTIVE, "revision": 1})
+            self._commit(None, created, _audit(created, "created", at, memory_id=memory.id), support=memory.id)
+            return
+        known = current.source_version(memory.id)
+        if current.status == FactStatus.ACTIVE:
+            if known == memory.version:
+                return  # a replay: already says exactly this
+            sources = [s for s in current.sources if s.memory_id != memory.id] + [source]
+            updated = current.model_copy(update={"sources": sources, "revision": current.revision + 1})
+            audit = _audit(updated, "source_added", at, memory_id=memory.id, reason=f"version {memory.version}")
+            self._commit(current, updated, audit, support=memory.id)
+        elif current.unsupported:  # no memory said it any more; this one says it again
+            revived = current.model_copy(update={
+                "sources": [source], "status": FactStatus.ACTIVE, "expired_at": None, "revision": current.revision + 1,
+            })
+            self._commit(current, revived, _audit(revived, "reactivated", at, memory_id=memory.id), support=memory.id)
+        # else retracted or superseded: left as it is (a retracted fact stays retracted)
+
+    def _withdraw(self, memory: Memory, fact_uuid: str, at: datetime) -> None:
+        current = self.get(memory.tenant, fact_uuid)
+        if current is None:
+            self._call("delete_item", TableName=self._table,
+                       Key=serialize({"pk": memory_pk(memory.tenant, memory.id), "sk": PROVENANCE_PREFIX + fact_uuid}))
+            return
+        if current.status != FactStatus.ACTIVE or current.source_version(memory.id) is None:
+            return  # only active facts follow their memories
+        sources = [s for s in current.sources if s.memory_id != memory.id]
+        if sources:
+            updated = current.model_copy(update={"sources": sources, "revision": current.revision + 1})
+            audit = _audit(updated, "source_removed", at, memory_id=memory.id)
+        else:
+            updated = current.model_copy(update={
+                "sources": [], "status": FactStatus.INVALIDATED, "expired_at": at, "revision": current.revision + 1,
+            })
+            audit = _audit(updated, "deactivated", at, memory_id=memory.id, reason="no memory says it any more")
+        self._commit(current, updated, audit, unsupport=memory.id)
+
+    # -- facts: recorded, retracted, invalidated ------------------------------------------
+    def record(self, fact: Fact, *, actor: str) -> Fact:
+        created = fact.model_copy(update={"revision": 1})
+        self._commit(None, created, _audit(created, "created", created.created_at, actor=actor))
+        return created
+
+    def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
+        def attempt() -> Fact:
+            current = self._require(tenant, fact_uuid)
+            if current.status == FactStatus.RETRACTED:
+                return current
+            retracted = current.model_copy(update={
+                "status": FactStatus.RETRACTED, "retracted_reason": reason,
+                "expired_at": current.expired_at or at, "revision": current.revision + 1,
+            })
+            self._commit(current, retracted, _audit(retracted, "retracted", at, actor=actor, reason=reason or ""))
+            return retracted
+
+        return _retry(attempt)
+
+    def invalidate(
+        self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, invalid_at: datetime | None,
+        invalidated_by: str | None = None,
+    ) -> Fact:
+        def attempt() -> Fact:
+            current = self._require(tenant, fact_uuid)
+            if current.status != FactStatus.ACTIVE:
+                return current
+            invalidated = current.model_copy(update={
+                "status": FactStatus.INVALIDATED, "invalid_at": invalid_at, "expired_at": at,
+                "invalidated_by": invalidated_by, "revision": current.revision + 1,
+            })
+            audit = _audit(invalidated, "invalidated", at, actor=actor, invalidated_by=invalidated_by)
+            self._commit(current, invalidated, audit)
+            return invalidated
+
+        return _retry(attempt)
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, tenant: str, fact_uuid: str) -> Fact | None:
+        response = self._call("get_item", TableName=self._table, ConsistentRead=True,
+                              Key=serialize({"pk": fact_pk(tenant, fact_uuid), "sk": FACT_SK}))
+        item = response.get("Item")
+        return item_to_fact(deserialize(item)) if item else None
+
+    def get_many(self, tenant: str, fact_uuids: Sequence[str]) -> list[Fact]:
+        facts = {f.uuid: f for f in map(item_to_fact, self._batch_get([(fact_pk(tenant, u), FACT_SK) for u in fact_uuids]))
+                 if f.namespace.tenant == tenant}
+        return [facts[u] for u in dict.fromkeys(fact_uuids) if u in facts]
+
+    def audit(self, tenant: str, fact_uuid: str) -> list[FactAudit]:
+        items = all_items(self._call, "query", TableName=self._table,
+                          KeyConditionExpression="pk = :pk AND begins_with(sk, :a)",
+                          ExpressionAttributeValues=serialize({":pk": fact_pk(tenant, fact_uuid), ":a": AUDIT_PREFIX}))
+        return [item_to_audit(item) for item in items]
+
+    def for_memory(self, tenant: str, memory_id: str) -> list[Fact]:
+        return self.get_many(tenant, self._provenance(tenant, memory_id))
+
+    def adjacency(
+        self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
+        direction: Literal["out", "in"] | None = None, predicate: str | None = None, limit: int = 100,
+    ) -> list[Adjacency]:
+        ns = graph_namespace(namespace)
+        pred = canonical_predicate(predicate) if predicate else None
+        found: list[Adjacency] = []
+        for status in statuses:
+            for way in [direction] if direction else ["out", "in"]:
+                if len(found) >= limit:
+                    return found
+                found += self._edges(entity_pk(ns, entity_id), edge_prefix(FactStatus(status), way, pred), limit - len(found))
+        return found
+
+    def for_entity(
+        self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
+        limit: int = 100,
+    ) -> list[Fact]:
+        edges = self.adjacency(namespace, entity_id, statuses=statuses, limit=limit)
+        facts = self.get_many(namespace.tenant, [e.fact_uuid for e in edges])
+        mine = [f for f in facts if graph_key(f.namespace) == graph_key(namespace)]  # defence in depth
+        return sorted(mine, key=lambda f: (f.created_at, f.uuid), reverse=True)
+
+    # -- helpers --------------------------------------------------------------------------
+    def _require(self, tenant: str, fact_uuid: str) -> Fact:
+        fact = self.get(tenant, fact_uuid)
+        if fact is None:
+            raise NotFoundError(f"fact {fact_uuid} not found")
+        return fact
+
+    def _provenance(self, tenant: str, memory_id: str) -> list[str]:
+        items = all_items(self._call, "query", TableName=self._table,
+                          KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+                          ExpressionAttributeValues=serialize({":pk": memory_pk(tenant, memory_id), ":p": PROVENANCE_PREFIX}))
+        return [item["fact_uuid"] for item in items]
+
+    def _edges(self, pk: str, prefix: str, limit: int) -> list[Adjacency]:
+        found: list[Adjacency] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table, "KeyConditionExpression": "pk = :pk AND begins_with(sk, :e)",
+            "ExpressionAttributeValues": serialize({":pk": pk, ":e": prefix}),
+        }
+        while len(found) < limit:
+            response = self._call("query", Limit=limit - len(found), **kwargs)
+            found += [item_to_adjacency(deserialize(i)) for i in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                break
+            kwargs["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return found
+
+    def _commit(self, before: Fact | None, after: Fact, audit: FactAudit, *, support: str | None = None,
+                unsupport: str | None = None) -> None:
+        """One transaction: the fact (conditioned on the revision read), its adjacency items (moved
+        when the status changed), the audit row, and the memory's provenance record."""
+        tenant = after.namespace.tenant
+        condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        if before is not None:
+            condition = {"ConditionExpression": "revision = :r", "ExpressionAttributeValues": serialize({":r": before.revision})}
+        writes: list[dict[str, Any]] = [{"Put": {"TableName": self._table, "Item": serialize(fact_to_item(after)), **condition}}]
+        if before is None or before.status != after.status:
+            old = edge_items(before) if before is not None else []
+            writes += [{"Delete": {"TableName": self._table, "Key": serialize({"pk": i["pk"], "sk": i["sk"]})}} for i in old]
+            writes += [{"Put": {"TableName": self._table, "Item": serialize(i)}} for i in edge_items(after)]
+        writes.append({"Put": {"TableName": self._table, "Item": serialize(audit_to_item(tenant, audit)),
+                               "ConditionExpression": "attribute_not_exists(pk)"}})
+        if support:
+            record = {"pk": memory_pk(tenant, support), "sk": PROVENANCE_PREFIX + after.uuid, "fact_uuid": after.uuid}
+            writes.append({"Put": {"TableName": self._table, "Item": serialize(record)}})
+        if unsupport:
+            key = {"pk": memory_pk(tenant, unsupport), "sk": PROVENANCE_PREFIX + after.uuid}
+            writes.append({"Delete": {"TableName": self._table, "Key": serialize(key)}})
+        try:
+            self._db.transact_write_items(TransactItems=writes)
+        except ClientError as exc:
+            if _code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+                raise ConflictError(f"fact {after.uuid} changed concurrently; retry") from exc
+            raise _dependency(exc) from exc
+        except BotoCoreError as exc:
+            raise _dependency(exc) from exc
+
+    def _batch_get(self, keys: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        unique = list(dict.fromkeys(keys))
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(unique), _BATCH_GET_LIMIT):
+            chunk = [serialize({"pk": pk, "sk": sk}) for pk, sk in unique[start : start + _BATCH_GET_LIMIT]]
+            request: dict[str, Any] = {self._table: {"Keys": chunk, "ConsistentRead": True}}
+            while request:
+                response = self._call("batch_get_item", RequestItems=request)
+                found += [deserialize(i) for i in response.get("Responses", {}).get(self._table, [])]
+                request = response.get("UnprocessedKeys") or {}
+        return found
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise _dependency(exc) from exc
+
+
+def _audit(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACTOR, memory_id: str | None = None,
+           reason: str = "", invalidated_by: str | None = None) -> FactAudit:
+    return FactAudit(fact_uuid=fact.uuid, revision=fact.revision, action=action, actor=actor, at=at, reason=reason,
+                     memory_id=memory_id, invalidated_by=invalidated_by)
+
+
+def _retry[T](attempt: Callable[[], T]) -> T:
+    for _ in range(_TRIES - 1):
+        try:
+            return attempt()
+        except ConflictError:
+            continue
+    return attempt()
+
+
+def _code(exc: ClientError) -> str:
+    return exc.response.get("Error", {}).get("Code", "")
+
+
+def _dependency(exc: Exception) -> DependencyError:
+    code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
+    return DependencyError(f"fact store unavailable ({code})")
