@@ -10,7 +10,6 @@ profile whose seed gives exact texts passes them as `texts` (see `field_texts`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,8 +26,6 @@ from mnemo.errors import (
     UnsupportedEditError,
     ValidationFailed,
 )
-
-logger = logging.getLogger(__name__)
 
 HTTP_STATUS: dict[type[MnemoError], int] = {
     ValidationFailed: 400,
