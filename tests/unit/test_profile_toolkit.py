@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from mcp import Client
 from pydantic import Field
 
+from mnemo.domain.commands import CaptureCommand
 from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording
 
@@ -16,6 +17,7 @@ from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording
 THRINDEX_WORDS = Wording(
     texts={"confidence": "confidence must be between 0.0 and 1.0", "content:missing": "content is required"},
     errors={NotFoundError: "Memory not found: {id}", ForbiddenError: "API key is missing the memory:write scope."},
+    names={"raw": "content"},
 )
 
 
@@ -32,6 +34,7 @@ def probe_profile() -> ProfileServer:
             raise ForbiddenError("this API key lacks the 'memory:write' scope")
         if content == "crash":
             raise RuntimeError("secret internal detail")
+        CaptureCommand(raw=content)  # the domain's rules, under the domain's field name
         return f"Memory queued for processing.\nConfidence: {confidence:.2f}"
 
     @server.tool(title="Get", read_only=True, destructive=False, idempotent=True)
@@ -83,6 +86,10 @@ def test_other_validation_errors_name_the_field_without_pydantic_internals() -> 
     assert (error, text) == (True, "content: must be a string")
     for leak in ("Arguments", "input_value", "https://", "pydantic", "Error executing tool"):
         assert leak not in text
+
+
+def test_a_domain_commands_errors_use_the_profiles_argument_names() -> None:
+    assert call(probe_profile(), "store_memory", {"content": "   "}) == (True, "content: must not be empty (after trimming whitespace)")
 
 
 def test_unknown_arguments_are_refused_naming_them() -> None:

@@ -75,19 +75,21 @@ def problem(
     *,
     texts: Mapping[str, str] | None = None,
     noun: str = "field",
+    names: Mapping[str, str] | None = None,
 ) -> Problem:
     """What went wrong, in the words a caller can act on.
 
     `texts` replaces the message of one field: key `"<field>:<pydantic error type>"` (e.g.
     `"content:missing"`) or `"<field>"` for any error of that field; the text is used verbatim.
     `noun` is what the surface calls its inputs in "unknown <noun>" ("field" for REST bodies,
-    "argument" for MCP tools).
+    "argument" for MCP tools). `names` renames a field the way the surface calls it, for errors
+    raised by a domain command whose field names differ (`{"raw": "content"}`).
     """
     if isinstance(exc, MnemoError):
         return Problem(status_for(exc), exc.code, exc.message)
     errors = _validation_errors(exc)
     if errors is not None:
-        return Problem(400, "validation_error", describe_errors(errors, texts=texts, noun=noun))
+        return Problem(400, "validation_error", describe_errors(errors, texts=texts, noun=noun, names=names))
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500:  # the router's own HTTP errors (404, 405, ...)
         detail = getattr(exc, "detail", None)
@@ -95,11 +97,20 @@ def problem(
     return Problem(500, "internal_error", INTERNAL)
 
 
-def describe_errors(errors: Iterable[Mapping[str, Any]], *, texts: Mapping[str, str] | None = None, noun: str = "field") -> str:
+def describe_errors(
+    errors: Iterable[Mapping[str, Any]],
+    *,
+    texts: Mapping[str, str] | None = None,
+    noun: str = "field",
+    names: Mapping[str, str] | None = None,
+) -> str:
     """`top_k: must be at most 100; raw: must not be empty`: field first, then what is wrong."""
     parts: list[str] = []
     for error in errors:
-        field = _field(error["loc"])
+        loc = tuple(error["loc"])
+        if loc and names and str(loc[0]) in names:
+            loc = (names[str(loc[0])], *loc[1:])
+        field = _field(loc)
         override = (texts or {}).get(f"{field}:{error['type']}") or (texts or {}).get(field)
         text = override or (f"{field}: {_what(error, noun)}" if field else _what(error, noun))
         if text not in parts:

@@ -57,17 +57,20 @@ class Wording:
       (pydantic's types: `missing`, `less_than_equal`, ...), e.g. `{"content:missing": "content is required"}`.
     - `errors`: a template per domain error class (the nearest base class applies), formatted with
       `{message}` (the service's message) and the call's arguments, e.g. `{NotFoundError: "Memory not found: {id}"}`.
+    - `names`: the profile's argument name for a domain command's field, where they differ
+      (`{"raw": "content"}` when `content` becomes `CaptureCommand.raw`), so messages use the seed's name.
     - `unknown_arguments`: formatted with `{tool}`, `{names}` (the unknown ones), `{argument}`
       ("argument" or "arguments") and `{accepted}`.
     """
 
     texts: Mapping[str, str] = field(default_factory=dict)
     errors: Mapping[type[MnemoError], str] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)
     unknown_arguments: str = "unknown {argument} {names}; {tool} accepts {accepted}"
 
     def failure(self, exc: MnemoError | ValidationError, arguments: Mapping[str, Any]) -> str:
         if isinstance(exc, ValidationError):
-            return problem(exc, texts=self.texts, noun="argument").message
+            return problem(exc, texts=self.texts, noun="argument", names=self.names).message
         for kind in type(exc).__mro__:
             if kind in self.errors:
                 return self.errors[kind].format_map(_Arguments(arguments, message=exc.message))
