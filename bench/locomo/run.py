@@ -102,7 +102,7 @@ def open_mnemo(args: argparse.Namespace) -> Iterator[MnemoClient]:
         stack = LocalStack(None)
         key = stack.start()
         try:
-            with TestClient(create_app()) as http:
+            with TestClient(create_app(stack.container)) as http:
                 yield MnemoClient(http, key)
         finally:
             stack.stop(forget=True)  # the next conversation's stack starts from nothing

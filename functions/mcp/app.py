@@ -4,11 +4,13 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
+from mnemo.bootstrap import container
 from mnemo.surfaces.app import create_app
 
 logger = Logger(service="mnemo-mcp")
 metrics = Metrics(namespace="Mnemo", service="mnemo-mcp")
-_asgi = Mangum(create_app(rest=False, mcp=True), lifespan="off")
+# The composition root itself, not a container: it is built on the first request, not at import.
+_asgi = Mangum(create_app(container, rest=False, mcp=True), lifespan="off")
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

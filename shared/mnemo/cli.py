@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from mnemo.errors import MnemoError
@@ -44,14 +43,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.keys_table:
-        os.environ["MNEMO_KEYS_TABLE"] = args.keys_table
-    for flag, variable in (("memories_table", "MNEMO_MEMORIES_TABLE"), ("queue_url", "MNEMO_QUEUE_URL"), ("dlq_url", "MNEMO_DLQ_URL")):
-        if getattr(args, flag):
-            os.environ[variable] = getattr(args, flag)
-    from mnemo.bootstrap import container
+    from mnemo.bootstrap import Container
+    from mnemo.settings import MnemoSettings
 
-    services = container()
+    # Flags override the MNEMO_* environment for this run only; the process environment is left alone.
+    flags = ("keys_table", "memories_table", "queue_url", "dlq_url")
+    services = Container(MnemoSettings(**{name: getattr(args, name) for name in flags if getattr(args, name)}))
     try:
         if args.command == "keys" and args.action == "create":
             created = services.keys.create(args.tenant, args.name, [s.strip() for s in args.scopes.split(",") if s.strip()])

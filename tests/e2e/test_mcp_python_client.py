@@ -117,16 +117,18 @@ def test_validation_errors_name_the_field_and_limit(server: LocalServer) -> None
             await client.call_tool("edit_thought", {"thought_id": "00000000-0000-0000-0000-000000000000", "raw_text": "x"}),
             await client.call_tool("edit_thought", {"thought_id": "00000000-0000-0000-0000-000000000000"}),
             await client.call_tool("delete_thought", {"thought_id": "nope"}),
+            await client.call_tool("capture_thought", {"raw": "x", "user_id": "evil", "metadata": {"a": 1}}),
         )
 
-    empty, big, top_k, relevance, missing, nothing, delete_missing = run(server, calls)
-    assert "raw must be non-empty" in error_text(empty)
-    assert "the limit is 8192 bytes" in error_text(big)
-    assert "top_k" in error_text(top_k) and "100" in error_text(top_k)
-    assert "order=relevance requires a non-empty query" in error_text(relevance)
-    assert "not found" in error_text(missing)
-    assert "give edit_request" in error_text(nothing)
-    assert "not found" in error_text(delete_missing)
+    empty, big, top_k, relevance, missing, nothing, delete_missing, unknown = run(server, calls)
+    assert error_text(empty) == "raw: must not be empty (after trimming whitespace)"
+    assert error_text(big) == "raw: must be at most 8192 bytes (8 KB); it is 9000 bytes"
+    assert error_text(top_k) == "top_k: must be at most 100"
+    assert error_text(relevance) == "order=relevance requires a non-empty query; omit order (or use created_at) to browse"
+    assert error_text(missing) == "thought 00000000-0000-0000-0000-000000000000 not found"
+    assert error_text(nothing) == "give edit_request (plain-language change) or raw_text (direct replacement)"
+    assert error_text(delete_missing) == "thought nope not found"
+    assert error_text(unknown) == "unknown arguments metadata, user_id; capture_thought accepts raw, captured_at, as_user, author"
 
 
 def test_no_key_or_bad_key_is_a_clean_401_with_resource_metadata(server: LocalServer) -> None:

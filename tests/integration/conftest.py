@@ -34,7 +34,7 @@ def http(container, principal) -> TestClient:  # noqa: ANN001
     from mnemo.surfaces.app import create_app
 
     container.keys.ensure("other", "other", ["admin"], OTHER_KEY)
-    return TestClient(create_app(), base_url="http://127.0.0.1:8000")
+    return TestClient(create_app(container), base_url="http://127.0.0.1:8000")
 
 
 def auth(key: str = TEST_KEY) -> dict[str, str]:

@@ -31,19 +31,18 @@ def clean_env():  # noqa: ANN201
 @pytest.mark.usefixtures("clean_env")
 def test_a_forgetting_stop_leaves_the_next_stack_empty_and_the_poller_quiet(caplog: pytest.LogCaptureFixture) -> None:
     # (The LoCoMo benchmark starts a stack per conversation this way.)
-    from mnemo import bootstrap
     from mnemo.local.server import LocalStack
 
     caplog.set_level(logging.ERROR)
     first = LocalStack(FIRST_KEY)
     first.start()
-    assert bootstrap.container().keys.authenticate(FIRST_KEY).tenant == "local"
+    assert first.container.keys.authenticate(FIRST_KEY).tenant == "local"
     first.stop(forget=True)
 
     second = LocalStack(SECOND_KEY)
     second.start()
     try:
-        keys = bootstrap.container().keys
+        keys = second.container.keys
         assert keys.authenticate(SECOND_KEY).tenant == "local"
         with pytest.raises(AuthenticationError):
             keys.authenticate(FIRST_KEY)  # the first stack's data is gone

@@ -42,19 +42,39 @@ def test_browse_with_filters_and_cursor(http) -> None:
 
 def test_validation_errors_are_400_with_code_and_field(http) -> None:
     cases = [
-        (http.post("/v1/memories", headers=auth(), json={"content": "  "}), "content: content must be non-empty"),
-        (http.post("/v1/memories", headers=auth(), json={"content": "x" * 9000}), "the limit is 8192 bytes"),
-        (http.post("/v1/memories", headers=auth(), json={"content": "x", "user_id": "a b"}), "user_id:"),
-        (http.post("/v1/memories", headers=auth(), json={"content": "x", "bogus": 1}), "bogus:"),
-        (http.post("/v1/memories/search", headers=auth(), json={"query": "x", "top_k": 0}), "top_k:"),
-        (http.get("/v1/memories", headers=auth(), params={"limit": 500}), "limit:"),
-        (http.patch("/v1/memories/abc", headers=auth(), json={"edit_request": "make it rhyme"}), None),
+        (http.post("/v1/memories", headers=auth(), json={"content": "  "}), "content: must not be empty (after trimming whitespace)"),
+        (http.post("/v1/memories", headers=auth(), json={"content": "x" * 9000}),
+         "content: must be at most 8192 bytes (8 KB); it is 9000 bytes"),
+        (http.post("/v1/memories", headers=auth(), json={"content": "x", "user_id": "a b"}), "user_id: must match ^[A-Za-z0-9_.:@\\-]+$"),
+        (http.post("/v1/memories", headers=auth(), json={"content": "x", "bogus": 1}), "bogus: unknown field"),
+        (http.post("/v1/memories", headers=auth(), json={"content": "x", "captured_at": "yesterday"}),
+         "captured_at: must be an ISO-8601 date-time, e.g. 2024-05-08T13:56:00Z"),
+        (http.post("/v1/memories/search", headers=auth(), json={"query": "x", "top_k": 0}), "top_k: must be at least 1"),
+        (http.post("/v1/memories/search", headers=auth(), json={"query": "x", "top_k": 101}), "top_k: must be at most 100"),
+        (http.post("/v1/memories/search", headers=auth(), json={}), "query: is required"),  # the field, not "body:"
+        (http.get("/v1/memories", headers=auth(), params={"limit": 500}), "limit: must be at most 100"),
     ]
-    for response, fragment in cases[:-1]:
+    for response, message in cases:
         assert response.status_code == 400, response.text
-        body = response.json()["error"]
-        assert body["code"] == "validation_error" and fragment in body["message"]
-    assert cases[-1][0].status_code == 404
+        assert response.json() == {"error": {"code": "validation_error", "message": message}}
+    assert http.patch("/v1/memories/abc", headers=auth(), json={"edit_request": "make it rhyme"}).status_code == 404
+
+
+def test_the_routers_own_errors_use_the_envelope(http) -> None:
+    """Bad JSON, a body that is not an object, unknown routes and methods: never FastAPI's {"detail": ...}."""
+    json_headers = {**auth(), "content-type": "application/json"}
+    cases = [
+        (http.post("/v1/memories/search", headers=json_headers, content=b"{bad json"), 400, "validation_error", "body: is not valid JSON"),
+        (http.post("/v1/memories/search", headers=json_headers, content=b'{"query": "\xff"}'), 400, "validation_error", "body: is not valid JSON"),
+        (http.post("/v1/memories/search", headers=auth(), json=["x"]), 400, "validation_error", "body: must be a JSON object"),
+        (http.post("/v1/memories/search", headers=auth()), 400, "validation_error", "body: is required"),
+        (http.get("/v1/nothing", headers=auth()), 404, "not_found", "no route GET /v1/nothing"),
+        (http.put("/v1/memories", headers=auth()), 405, "method_not_allowed", "PUT is not allowed on /v1/memories"),
+        (http.get("/mcp/nope", headers=auth()), 404, "not_found", "no MCP profile 'nope'; served: /mcp"),
+    ]
+    for response, status, code, message in cases:
+        assert (response.status_code, response.json()) == (status, {"error": {"code": code, "message": message}}), response.text
+    assert "https://" not in str([c[0].text for c in cases]) and "detail" not in str([c[0].text for c in cases])
 
 
 def test_unsupported_edit_request_is_400(http) -> None:
@@ -89,7 +109,7 @@ def test_search_returns_scored_results_with_metadata(http, container) -> None:
                           "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {}, "md5OfBody": "",
                           "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:q",
                           "awsRegion": "us-east-1"} for m in messages]}
-    assert handle_batch(event, None) == {"batchItemFailures": []}
+    assert handle_batch(event, None, container) == {"batchItemFailures": []}
     results = http.post("/v1/memories/search", headers=auth(), json={"query": "standups", "user_id": "carol", "explain": True}).json()
     best = results["results"][0]
     assert best["metadata"] == {"dia_id": "D1:1"} and best["text"] == "Standups are on Tuesdays"

@@ -65,7 +65,9 @@ def test_mcp_tools_never_cross_tenants(http, victim) -> None:
 def test_tenant_comes_from_the_key_not_from_arguments(http) -> None:
     response = http.post("/v1/memories", headers=auth(OTHER_KEY), json={"content": "x", "tenant": "local"})
     assert response.status_code == 400  # unknown field: there is no way to name a tenant
-    result = mcp_call(http, "capture_thought", {"raw": "x", "tenant": "local"}, key=OTHER_KEY)
+    refused = mcp_call(http, "capture_thought", {"raw": "x", "tenant": "local"}, key=OTHER_KEY)
+    assert refused["isError"] and refused["content"][0]["text"].startswith("unknown argument tenant;")
+    result = mcp_call(http, "capture_thought", {"raw": "x"}, key=OTHER_KEY)
     stored = http.get(f"/v1/memories/{result['structuredContent']['thought']['id']}", headers=auth(OTHER_KEY))
     assert stored.status_code == 200
     assert http.get(f"/v1/memories/{result['structuredContent']['thought']['id']}", headers=auth()).status_code == 404

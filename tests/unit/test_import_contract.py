@@ -43,3 +43,15 @@ def test_ring_imports_nothing_outward(ring: str) -> None:
 def test_ports_import_only_the_domain() -> None:
     assert [n for n in imports(PACKAGE / "ports.py") if n.startswith("mnemo") and not n.startswith("mnemo.domain.")] == []
     assert not [n for n in imports(PACKAGE / "ports.py") if forbidden(n, VENDORS)]
+
+
+def test_surfaces_are_given_the_container_and_never_look_it_up() -> None:
+    """Inject, don't locate: only functions/*/app.py and the CLI obtain the composition root."""
+    lookups = []
+    for module in sorted((PACKAGE / "surfaces").rglob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "mnemo.bootstrap":
+                lookups += [f"{module.relative_to(PACKAGE)} imports {a.name}" for a in node.names if a.name != "Container"]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "container":
+                lookups.append(f"{module.relative_to(PACKAGE)}:{node.lineno} calls container()")
+    assert lookups == []

@@ -1,6 +1,8 @@
 """Validated inputs of the services. Every surface (MCP, REST) builds these, so the rules live once.
 
 Messages name the field and the limit, because an agent reads them and must be able to fix its call.
+A field's message says what is wrong with it (`must be at most 8192 bytes`); the surface's error
+writer puts the field's name in front (`raw: must be at most 8192 bytes`).
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ SearchMode = Literal["fast", "full"]
 
 
 def check_text(value: str, field: str) -> str:
+    """Trimmed text within the size limit. `field` is the caller's name for it (the error writer
+    prefixes the name from the error's location, so the message itself does not repeat it)."""
     text = value.strip()
     if not text:
-        raise ValueError(f"{field} must be non-empty after trimming whitespace")
+        raise ValueError("must not be empty (after trimming whitespace)")
     size = len(text.encode())
     if size > MAX_TEXT_BYTES:
-        raise ValueError(f"{field} is {size} bytes; the limit is {MAX_TEXT_BYTES} bytes (8 KB)")
+        raise ValueError(f"must be at most {MAX_TEXT_BYTES} bytes (8 KB); it is {size} bytes")
     return text
 
 
@@ -60,7 +64,7 @@ class CaptureCommand(BaseModel):
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
         size = len(json.dumps(value, separators=(",", ":")).encode())
         if size > MAX_METADATA_BYTES:
-            raise ValueError(f"metadata is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES} bytes")
+            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON; it is {size} bytes")
         return value
 
     @property

@@ -2,6 +2,8 @@
 
 moto's server (DynamoDB + SQS) in a thread, tables and queues created from template.yaml, the API
 key registered, the queue poller feeding the real worker handler, and uvicorn serving REST + MCP.
+The stack builds its own `Container(settings)` naming its tables and queues; only boto3's own
+variables (credentials, `AWS_ENDPOINT_URL_*` pointing at moto) go into the environment.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class LocalStack:
         self.aws_endpoint = ""
         self.poller: Any = None
         self.resources: dict[str, str] = {}
+        self.container: Any = None  # mnemo.bootstrap.Container, built by start()
 
     def start(self) -> str:
         import logging
@@ -69,27 +72,32 @@ class LocalStack:
         from mnemo import bootstrap
         from mnemo.adapters.aws import client
         from mnemo.local.template_resources import create_local_resources
+        from mnemo.settings import MnemoSettings
+        from mnemo.surfaces.worker import worker_handler
 
+        bootstrap.reset()  # boto3's shared session must see the endpoints above
         overrides = dict(LOCAL_QUEUE_OVERRIDES)
         self.resources = create_local_resources(
             client("dynamodb"), client("sqs"), os.environ.get("MNEMO_TEMPLATE", str(REPO / "template.yaml")), overrides
         )
-        os.environ["MNEMO_MEMORIES_TABLE"] = self.resources["MemoriesTable"]
-        os.environ["MNEMO_KEYS_TABLE"] = self.resources["KeysTable"]
-        os.environ["MNEMO_QUEUE_URL"] = self.resources["EnrichmentQueue"]
-        os.environ["MNEMO_DLQ_URL"] = self.resources["EnrichmentDLQ"]
-        os.environ["MNEMO_MAX_RECEIVE_COUNT"] = str(overrides["maxReceiveCount"])
-        bootstrap.reset()
-        services = bootstrap.container()
+        # The stack's own settings object: the rest (index, embedder, extractor, key) still comes from MNEMO_*.
+        settings = MnemoSettings(
+            memories_table=self.resources["MemoriesTable"],
+            keys_table=self.resources["KeysTable"],
+            queue_url=self.resources["EnrichmentQueue"],
+            dlq_url=self.resources["EnrichmentDLQ"],
+            max_receive_count=overrides["maxReceiveCount"],
+        )
+        services = self.container = bootstrap.Container(settings)
         if self.api_key:
-            services.keys.ensure(services.settings.local_tenant, "local", ["admin"], self.api_key)
+            services.keys.ensure(settings.local_tenant, "local", ["admin"], self.api_key)
         else:
-            self.api_key = services.keys.create(services.settings.local_tenant, "local", ["admin"]).secret
+            self.api_key = services.keys.create(settings.local_tenant, "local", ["admin"]).secret
 
         from mnemo.local.poller import QueuePoller
 
-        worker = load_function("worker")
-        self.poller = QueuePoller(client("sqs"), services.settings.queue_url, worker.handler)
+        # The worker function's handler, over this stack's container instead of the environment's.
+        self.poller = QueuePoller(client("sqs"), settings.queue_url, worker_handler(lambda: services))
         self.poller.start()
         return self.api_key
 
@@ -129,7 +137,7 @@ def main() -> int:
         flush=True,
     )
     try:
-        uvicorn.run(create_app(), host=host, port=port, log_level=os.environ.get("MNEMO_LOG_LEVEL", "warning"))
+        uvicorn.run(create_app(stack.container), host=host, port=port, log_level=os.environ.get("MNEMO_LOG_LEVEL", "warning"))
     finally:
         stack.stop()
     return 0

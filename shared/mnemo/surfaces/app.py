@@ -4,31 +4,41 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp
 
 from mnemo import __version__
-from mnemo.bootstrap import container
 from mnemo.errors import AuthenticationError, MnemoError
 from mnemo.surfaces.auth import PRM_PATH, base_url, protected_resource_metadata, www_authenticate
-from mnemo.surfaces.errors import describe_validation, status_for
+from mnemo.surfaces.errors import Problem, problem
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
 
 logger = logging.getLogger(__name__)
 
 MCP_HEADERS = ["authorization", "content-type", "mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id"]
+Services = Callable[[], "Container"]
 
 
-def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+def _respond(error: Problem, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
 
 
-def create_app(*, rest: bool = True, mcp: bool = True) -> ASGIApp:
+def create_app(services: Container | Services, *, rest: bool = True, mcp: bool = True) -> ASGIApp:
+    """The app over `services`: a container, or a function giving it (the Lambda entry points pass
+    the cached composition root, so nothing is built or read at import)."""
+    provide: Services = services if callable(services) else (lambda: services)  # type: ignore[assignment]
     api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.")
+    api.state.services = provide
 
     @api.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:
@@ -37,33 +47,37 @@ def create_app(*, rest: bool = True, mcp: bool = True) -> ASGIApp:
     @api.get(PRM_PATH, tags=["ops"])
     @api.get(PRM_PATH + "/{resource:path}", tags=["ops"])
     def resource_metadata(request: Request, resource: str = "mcp") -> dict[str, object]:
-        base = base_url(container().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
+        base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
         return protected_resource_metadata(base, "/" + resource.strip("/"))
 
     @api.exception_handler(MnemoError)
     def domain_error(request: Request, exc: MnemoError) -> JSONResponse:
         headers = None
         if isinstance(exc, AuthenticationError):
-            base = base_url(container().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
+            base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
             headers = {"www-authenticate": www_authenticate(base, exc.message)}
-        return _error(status_for(exc), exc.code, exc.message, headers)
+        return _respond(problem(exc), headers)
 
     @api.exception_handler(RequestValidationError)
-    def request_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        parts = []
-        for error in exc.errors():
-            location = ".".join(str(p) for p in error["loc"] if p not in ("body", "query", "path"))
-            parts.append(f"{location or 'body'}: {str(error['msg']).removeprefix('Value error, ')}")
-        return _error(400, "validation_error", "; ".join(parts))
-
     @api.exception_handler(ValidationError)
-    def command_invalid(request: Request, exc: ValidationError) -> JSONResponse:
-        return _error(400, "validation_error", describe_validation(exc))
+    def invalid(request: Request, exc: Exception) -> JSONResponse:
+        return _respond(problem(exc))
+
+    @api.exception_handler(HTTPException)
+    def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        """The router's own errors (unknown route, wrong method, unparseable body) in the same envelope."""
+        if exc.status_code == 404 and exc.detail == "Not Found":
+            exc = HTTPException(404, f"no route {request.method} {request.url.path}")
+        elif exc.status_code == 405:
+            exc = HTTPException(405, f"{request.method} is not allowed on {request.url.path}", exc.headers)
+        elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":
+            exc = HTTPException(400, "body: is not valid JSON")
+        return _respond(problem(exc), dict(exc.headers or {}))
 
     @api.exception_handler(Exception)
     def unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unhandled error")
-        return _error(500, "internal_error", "internal error; it has been logged")
+        return _respond(problem(exc))
 
     if rest:
         from mnemo.surfaces.rest import router
@@ -75,7 +89,7 @@ def create_app(*, rest: bool = True, mcp: bool = True) -> ASGIApp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
         from mnemo.surfaces.profiles import PROFILES
 
-        app = McpDispatcher(api, PROFILES, lambda: container().settings, lambda: container().keys)
+        app = McpDispatcher(api, PROFILES, provide)
     return CORSMiddleware(
         app,
         allow_origins=["*"],

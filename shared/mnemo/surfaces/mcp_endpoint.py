@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.services.keys import KeyService
 from mnemo.settings import MnemoSettings
 from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
+from mnemo.surfaces.errors import Problem, problem
 from mnemo.surfaces.principal import reset_principal, set_principal
+from mnemo.surfaces.profiles import ProfileBuilder
+from mnemo.surfaces.profiles.toolkit import ProfileServer
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 LOCAL_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
@@ -34,19 +38,23 @@ def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
 
 
 class McpDispatcher:
-    """ASGI middleware: MCP paths go to their profile's server, everything else to `app`."""
+    """ASGI middleware: `/mcp/{profile}` goes to that profile's server, everything else to `app`.
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        profiles: Mapping[str, Callable[[], MCPServer]],
-        settings: Callable[[], MnemoSettings],
-        keys: Callable[[], KeyService],
-    ) -> None:
+    `services` gives the container (the Lambda entry passes the cached composition root, tests a
+    container they built); each profile's server is built once per container, on first use.
+    """
+
+    def __init__(self, app: ASGIApp, profiles: Mapping[str, ProfileBuilder], services: Callable[[], Container]) -> None:
         self._app = app
         self._profiles = profiles
-        self._settings = settings
-        self._keys = keys
+        self._services = services
+        self._servers: dict[str, tuple[Container, ProfileServer]] = {}
+
+    def _server(self, profile: str, services: Container) -> ProfileServer:
+        built = self._servers.get(profile)
+        if built is None or built[0] is not services:
+            built = self._servers[profile] = (services, self._profiles[profile](services))
+        return built[1]
 
     def _profile_for(self, path: str) -> str | None:
         path = path.rstrip("/") or "/"
@@ -62,31 +70,30 @@ class McpDispatcher:
             await self._app(scope, receive, send)
             return
         if profile not in self._profiles:
-            await _json(send, 404, {"error": {"code": "not_found", "message": f"no MCP profile {profile!r}"}})
+            served = ", ".join(f"/mcp/{name}" if name else "/mcp" for name in self._profiles)
+            await _send(send, Problem(404, "not_found", f"no MCP profile {profile!r}; served: {served}"))
             return
         if scope["method"] == "OPTIONS":
             await self._app(scope, receive, send)  # CORS preflight is the outer app's job
             return
         if scope["method"] != "POST":
-            await _json(
-                send, 405, {"error": {"code": "method_not_allowed", "message": "stateless MCP: use POST"}}, {"allow": "POST"}
-            )
+            await _send(send, Problem(405, "method_not_allowed", "stateless MCP: use POST"), {"allow": "POST"})
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        settings = self._settings()
+        services = self._services()
+        settings = services.settings
         try:
-            principal = authenticate(self._keys(), headers)
+            principal = authenticate(services.keys, headers)
         except AuthenticationError as exc:
             base = base_url(settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
-            challenge = {"www-authenticate": www_authenticate(base, exc.message)}
-            await _json(send, 401, {"error": {"code": exc.code, "message": exc.message}}, challenge)
+            await _send(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
             return
         except DependencyError as exc:
-            await _json(send, 503, {"error": {"code": exc.code, "message": exc.message}})
+            await _send(send, problem(exc))
             return
         token = set_principal(principal)
         try:
-            sdk_app = self._profiles[profile]().streamable_http_app(
+            sdk_app = self._server(profile, services).streamable_http_app(
                 streamable_http_path=scope["path"],
                 stateless_http=True,
                 json_response=True,
@@ -98,8 +105,9 @@ class McpDispatcher:
             reset_principal(token)
 
 
-async def _json(send: Send, status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None) -> None:
-    payload = json.dumps(body).encode()
+async def _send(send: Send, error: Problem, headers: Mapping[str, str] | None = None) -> None:
+    payload = json.dumps(error.envelope()).encode()
+    status = error.status
     raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw_headers})

@@ -8,21 +8,36 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mnemo.bootstrap import container
+from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Permission, Status
-from mnemo.services.memories import require
+from mnemo.services.memories import MemoryService, require
+from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
 
 router = APIRouter(prefix="/v1")
 
 
-def principal(request: Request) -> Principal:
-    return authenticate(container().keys, request.headers)
+def services(request: Request) -> Container:
+    """The container `create_app` was given: every route's services come through this dependency."""
+    return request.app.state.services()
+
+
+def principal(request: Request, container: Annotated[Container, Depends(services)]) -> Principal:
+    return authenticate(container.keys, request.headers)
+
+
+def memories(container: Annotated[Container, Depends(services)]) -> MemoryService:
+    return container.memories
+
+
+def status_service(container: Annotated[Container, Depends(services)]) -> StatusService:
+    return container.status
 
 
 Caller = Annotated[Principal, Depends(principal)]
+Memories = Annotated[MemoryService, Depends(memories)]
 
 
 class CreateMemory(BaseModel):
@@ -79,14 +94,15 @@ class SearchResults(BaseModel):
 
 
 @router.post("/memories", status_code=201, response_model=MemoryView)
-def create_memory(body: CreateMemory, caller: Caller) -> MemoryView:
+def create_memory(body: CreateMemory, caller: Caller, service: Memories) -> MemoryView:
     command = CaptureCommand(raw=body.content, **body.model_dump(exclude={"content"}))
-    return memory_view(container().memories.capture(caller, command))
+    return memory_view(service.capture(caller, command))
 
 
 @router.get("/memories", response_model=MemoryList)
 def list_memories(
     caller: Caller,
+    service: Memories,
     user_id: NamespaceId = "default",
     author: Literal["user", "agent", "all"] = "all",
     status: Annotated[list[Status] | None, Query()] = None,
@@ -102,38 +118,38 @@ def list_memories(
         cursor_created_at=cursor_created_at,
         cursor_id=cursor_id,
     )
-    page = container().memories.browse(caller, command)
+    page = service.browse(caller, command)
     return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor))
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetail)
-def get_memory(memory_id: str, caller: Caller) -> MemoryDetail:
-    return memory_detail(*container().memories.detail(caller, memory_id))
+def get_memory(memory_id: str, caller: Caller, service: Memories) -> MemoryDetail:
+    return memory_detail(*service.detail(caller, memory_id))
 
 
 @router.get("/memories/{memory_id}/history", response_model=list[Activity])
-def memory_history(memory_id: str, caller: Caller) -> list[Activity]:
-    return container().memories.history(caller, memory_id)
+def memory_history(memory_id: str, caller: Caller, service: Memories) -> list[Activity]:
+    return service.history(caller, memory_id)
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryView)
-def update_memory(memory_id: str, body: UpdateMemory, caller: Caller) -> MemoryView:
+def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories) -> MemoryView:
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
-    return memory_view(container().memories.edit(caller, memory_id, command))
+    return memory_view(service.edit(caller, memory_id, command))
 
 
 @router.delete("/memories/{memory_id}", response_model=MemoryView)
-def delete_memory(memory_id: str, caller: Caller) -> MemoryView:
-    return memory_view(container().memories.archive(caller, memory_id))
+def delete_memory(memory_id: str, caller: Caller, service: Memories) -> MemoryView:
+    return memory_view(service.archive(caller, memory_id))
 
 
 @router.post("/memories/search", response_model=SearchResults, response_model_exclude_none=True)
-def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
+def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> SearchResults:
     command = RetrieveCommand(
         query=body.query, order="relevance", user_id=body.user_id, top_k=body.top_k,
         threshold=body.threshold, mode=body.mode, author=body.author,
     )
-    hits = container().memories.search(caller, command)
+    hits = service.search(caller, command)
     return SearchResults(
         results=[memory_view(h.memory, score=h.score, explain=h.components if body.explain else None) for h in hits],
         scope={"tenant": caller.tenant, "user_id": body.user_id, "author": body.author},
@@ -141,8 +157,10 @@ def search_memories(body: SearchMemories, caller: Caller) -> SearchResults:
 
 
 @router.get("/status")
-def enrichment_status(caller: Caller, response: Response) -> dict[str, Any]:
+def enrichment_status(
+    caller: Caller, response: Response, status: Annotated[StatusService, Depends(status_service)]
+) -> dict[str, Any]:
     require(caller, Permission.READ)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
-    return container().status.for_tenant(caller.tenant).model_dump(exclude_none=True)
+    return status.for_tenant(caller.tenant).model_dump(exclude_none=True)

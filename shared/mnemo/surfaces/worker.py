@@ -7,7 +7,8 @@ allowed receive marks its memory `failed` with the reason before SQS moves it to
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
@@ -15,10 +16,12 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
-from mnemo.bootstrap import container
 from mnemo.errors import MnemoError
 from mnemo.ports import EnrichmentTask
 from mnemo.services.enrichment import Prepared
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
 
 logger = Logger(service="mnemo-worker")
 metrics = Metrics(namespace="Mnemo", service="mnemo-worker")
@@ -28,8 +31,22 @@ class PoisonMessage(Exception):
     """A message body that is not an enrichment task: retrying cannot help; it goes to the DLQ."""
 
 
-def handle_batch(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    services = container()
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def worker_handler(services: Callable[[], Container]) -> Handler:
+    """The Lambda handler over `services` (the function passes its composition root; the local
+    stack passes its own container): Powertools context and metrics around `handle_batch`."""
+
+    @logger.inject_lambda_context
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return handle_batch(event, context, services())
+
+    return handler
+
+
+def handle_batch(event: dict[str, Any], context: Any, services: Container) -> dict[str, Any]:
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
     for record in event.get("Records", []):

@@ -1,30 +1,40 @@
-"""The default MCP profile: the Eigen Mesh thought tools of seed 000, argument for argument.
+"""The Eigen Mesh thought tools (seed 000 "MCP tools reference"; 002 is the same page in German),
+served at /mcp and /api/mcp.
 
-Declarative: names, argument types, defaults, ranges and response shapes mapped onto MemoryService.
+| tool | seed arguments | service call |
+|---|---|---|
+| capture_thought | raw, captured_at?, as_user?, author? | memories.capture |
+| retrieve_thoughts | query?, order?, top_k=10, threshold? [0, 1], mode?, detail?, author=user, include_agent?, cursor_created_at?, cursor_id? | memories.search / memories.browse |
+| edit_thought | thought_id, edit_request?, raw_text? | memories.edit |
+| delete_thought | thought_id | memories.archive |
+
+Results use the seed's words: thoughts with `normalizedText`, `category`, `score`; `{ok, thought}` for edits.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
-from mnemo.errors import DependencyError, MnemoError
-from mnemo.services.memories import MemoryService
-from mnemo.surfaces.errors import describe_validation
-from mnemo.surfaces.principal import current_principal
+from mnemo.errors import DependencyError, NotFoundError
+from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import Thought, cursor_params, thought_view
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
 
 INSTRUCTIONS = (
     "Mnemo is the user's long-term memory. Capture durable facts, decisions, preferences and tasks with "
     "capture_thought; before answering questions about the user's past, call retrieve_thoughts with the "
     "question as query and cite what comes back; keep memories current with edit_thought and delete_thought."
+)
+WORDING = Wording(
+    errors={
+        NotFoundError: "thought {thought_id} not found",
+        DependencyError: "{message}; the request was not completed, retry shortly",
+    },
 )
 
 
@@ -52,34 +62,10 @@ class DeleteResult(BaseModel):
     message: str
 
 
-T = TypeVar("T")
+def build(services: Container) -> ProfileServer:
+    server = ProfileServer(name="mnemo", title="Mnemo memory", instructions=INSTRUCTIONS, wording=WORDING)
 
-
-def _guard(call: Callable[[], T]) -> T:
-    """Run a service call; turn anticipated failures into tool errors the model can read."""
-    try:
-        return call()
-    except ValidationError as exc:
-        raise ToolError(f"invalid arguments: {describe_validation(exc)}") from exc
-    except DependencyError as exc:
-        raise ToolError(f"{exc.message}; the request was not completed, retry shortly") from exc
-    except MnemoError as exc:
-        raise ToolError(exc.message) from exc
-
-
-def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
-    server = MCPServer(name="mnemo", title="Mnemo memory", instructions=INSTRUCTIONS)
-
-    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., T]], Callable[..., T]]:
-        """Register with the docstring, dedented, as the description the agent routes on."""
-
-        def register(fn: Callable[..., T]) -> Callable[..., T]:
-            server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
-            return fn
-
-        return register
-
-    @tool(ToolAnnotations(title="Capture a thought", read_only_hint=False, idempotent_hint=False))
+    @server.tool(title="Capture a thought", read_only=False, destructive=False, idempotent=False)
     def capture_thought(
         raw: Annotated[str, Field(description="The thought, as text. Non-empty after trimming; at most 8 KB.")],
         captured_at: Annotated[
@@ -95,19 +81,15 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
 
         Returns right after the text is saved (id, normalizedText, category, metadata, enrichment state);
         classification, entities, embedding and links are added in the background within seconds."""
+        command = CaptureCommand(raw=raw, captured_at=captured_at, as_user=as_user, author=author)
+        memory = services.memories.capture(caller(), command)
+        who = "the user's memory" if memory.author == "user" else "an agent note"
+        return CaptureResult(
+            thought=thought_view(memory),
+            summary=f"Stored {who} {memory.id} ({len(memory.normalized_text)} chars); enrichment is queued.",
+        )
 
-        def run() -> CaptureResult:
-            command = CaptureCommand(raw=raw, captured_at=captured_at, as_user=as_user, author=author)
-            memory = memories().capture(current_principal(), command)
-            who = "the user's memory" if memory.author == "user" else "an agent note"
-            return CaptureResult(
-                thought=thought_view(memory),
-                summary=f"Stored {who} {memory.id} ({len(memory.normalized_text)} chars); enrichment is queued.",
-            )
-
-        return _guard(run)
-
-    @tool(ToolAnnotations(title="Search or browse thoughts", read_only_hint=True, idempotent_hint=True))
+    @server.tool(title="Search or browse thoughts", read_only=True, destructive=False, idempotent=True)
     def retrieve_thoughts(
         query: Annotated[str | None, Field(description="What to look for. Omit to browse the newest thoughts.")] = None,
         order: Annotated[
@@ -132,32 +114,19 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
         With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1].
         Without one: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
         open thoughts (excludes agent notes and completed/archived ones)."""
-
-        def run() -> RetrieveResult:
-            command = RetrieveCommand(
-                query=query,
-                order=order,
-                top_k=top_k,
-                threshold=threshold,
-                mode=mode,
-                detail=detail,
-                author=author,
-                include_agent=include_agent,
-                cursor_created_at=cursor_created_at,
-                cursor_id=cursor_id,
+        command = RetrieveCommand(
+            query=query, order=order, top_k=top_k, threshold=threshold, mode=mode, detail=detail, author=author,
+            include_agent=include_agent, cursor_created_at=cursor_created_at, cursor_id=cursor_id,
+        )
+        if command.is_browse:
+            page = services.memories.browse(caller(), command)
+            return RetrieveResult(
+                results=[thought_view(m, detail=detail) for m in page.items], next_cursor=cursor_params(page.next_cursor)
             )
-            service, principal = memories(), current_principal()
-            if command.is_browse:
-                page = service.browse(principal, command)
-                return RetrieveResult(
-                    results=[thought_view(m, detail=detail) for m in page.items], next_cursor=cursor_params(page.next_cursor)
-                )
-            hits = service.search(principal, command)
-            return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])
+        hits = services.memories.search(caller(), command)
+        return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])
 
-        return _guard(run)
-
-    @tool(ToolAnnotations(title="Edit a thought", read_only_hint=False, idempotent_hint=False))
+    @server.tool(title="Edit a thought", read_only=False, destructive=True, idempotent=False)
     def edit_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID) from capture or retrieve.")],
         edit_request: Annotated[
@@ -169,24 +138,15 @@ def build_eigen_server(memories: Callable[[], MemoryService]) -> MCPServer:
         """Change a stored thought: correct its text or update its lifecycle (complete, archive, reopen).
 
         Returns {ok: true, thought} with the new version; re-enrichment is queued. Requests it cannot apply are errors."""
+        memory = services.memories.edit(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
+        return EditResult(ok=True, thought=thought_view(memory))
 
-        def run() -> EditResult:
-            command = EditCommand(edit_request=edit_request, raw_text=raw_text)
-            memory = memories().edit(current_principal(), thought_id, command)
-            return EditResult(ok=True, thought=thought_view(memory))
-
-        return _guard(run)
-
-    @tool(ToolAnnotations(title="Archive a thought", read_only_hint=False, destructive_hint=False, idempotent_hint=True))
+    @server.tool(title="Archive a thought", read_only=False, destructive=False, idempotent=True)
     def delete_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID).")],
     ) -> DeleteResult:
         """Archive (soft-remove) a thought that is wrong or no longer relevant. Reversible with edit_thought 'reopen'."""
-
-        def run() -> DeleteResult:
-            memory = memories().archive(current_principal(), thought_id)
-            return DeleteResult(ok=True, id=memory.id, status=memory.status.value, message="archived; reopen with edit_thought")
-
-        return _guard(run)
+        memory = services.memories.archive(caller(), thought_id)
+        return DeleteResult(ok=True, id=memory.id, status=memory.status.value, message="archived; reopen with edit_thought")
 
     return server

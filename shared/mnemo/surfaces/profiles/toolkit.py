@@ -1,0 +1,148 @@
+"""What every MCP profile shares, so that a profile file is only its seed page in code.
+
+A profile builds a `ProfileServer` and registers its tools with `@server.tool(...)`, declaring the
+three behaviour hints every client reads. The server then, for every call:
+- rejects arguments the tool does not declare, naming them (MCP is as strict as REST);
+- validates the arguments against the tool's signature (the seed's names, defaults and ranges) and
+  reports failures as `field: what is wrong`, never pydantic's dump;
+- guards the tool body: a domain error or a command's validation error becomes an `isError`
+  result worded by the profile's `Wording`; anything else stays a crash the SDK logs and hides.
+The messages themselves come from the one error writer, `mnemo.surfaces.errors.problem`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
+from mnemo.domain.models import Principal
+from mnemo.errors import MnemoError
+from mnemo.surfaces.errors import problem
+from mnemo.surfaces.principal import current_principal
+
+__all__ = ["ProfileError", "ProfileServer", "Wording", "caller"]
+
+logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def caller() -> Principal:
+    """The authenticated caller of the current request (set by the MCP endpoint before any tool runs)."""
+    return current_principal()
+
+
+class ProfileError(ToolError):
+    """A failed call, already in the profile's words: sent as the `isError` text, verbatim."""
+
+
+class _Arguments(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a profile phrases failures (its own nouns; its seed's exact texts where it has them).
+
+    - `texts`: a field's validation message, verbatim, keyed `"<field>"` or `"<field>:<error type>"`
+      (pydantic's types: `missing`, `less_than_equal`, ...), e.g. `{"content:missing": "content is required"}`.
+    - `errors`: a template per domain error class (the nearest base class applies), formatted with
+      `{message}` (the service's message) and the call's arguments, e.g. `{NotFoundError: "Memory not found: {id}"}`.
+    - `names`: the profile's argument name for a domain command's field, where they differ
+      (`{"raw": "content"}` when `content` becomes `CaptureCommand.raw`), so messages use the seed's name.
+    - `unknown_arguments`: formatted with `{tool}`, `{names}` (the unknown ones), `{argument}`
+      ("argument" or "arguments") and `{accepted}`.
+    """
+
+    texts: Mapping[str, str] = field(default_factory=dict)
+    errors: Mapping[type[MnemoError], str] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)
+    unknown_arguments: str = "unknown {argument} {names}; {tool} accepts {accepted}"
+
+    def failure(self, exc: MnemoError | ValidationError, arguments: Mapping[str, Any]) -> str:
+        if isinstance(exc, ValidationError):
+            return problem(exc, texts=self.texts, noun="argument", names=self.names).message
+        for kind in type(exc).__mro__:
+            if kind in self.errors:
+                return self.errors[kind].format_map(_Arguments(arguments, message=exc.message))
+        return problem(exc).message
+
+    def unknown(self, tool: str, names: list[str], accepted: list[str]) -> str:
+        return self.unknown_arguments.format(
+            tool=tool, names=", ".join(names), argument="argument" if len(names) == 1 else "arguments",
+            accepted=", ".join(accepted) or "no arguments",
+        )
+
+
+def _error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+class ProfileServer(MCPServer):
+    """An MCPServer whose tools are declared with their hints and whose failures speak the profile's words."""
+
+    def __init__(self, *, name: str, title: str, instructions: str, wording: Wording | None = None) -> None:
+        super().__init__(name=name, title=title, instructions=instructions)
+        self.wording = wording or Wording()
+
+    def tool(  # type: ignore[override]  # MCPServer.tool takes optional hints; a profile must declare them
+        self, *, title: str, read_only: bool, destructive: bool, idempotent: bool
+    ) -> Callable[[F], F]:
+        """Register a tool: the function's name and signature are the tool's name and arguments; its
+        docstring (dedented) is the description the agent routes on."""
+        annotations = ToolAnnotations(
+            title=title, read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent
+        )
+
+        def register(fn: F) -> F:
+            self.add_tool(self._guarded(fn), name=fn.__name__, description=inspect.cleandoc(fn.__doc__ or ""),
+                          annotations=annotations)
+            registered = self._tool_manager.get_tool(fn.__name__)
+            assert registered is not None
+            registered.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+            return fn
+
+        return register
+
+    def _guarded(self, fn: F) -> F:
+        wording = self.wording
+
+        @functools.wraps(fn)
+        def run(**arguments: Any) -> Any:
+            try:
+                return fn(**arguments)
+            except (MnemoError, ValidationError) as exc:
+                raise ProfileError(wording.failure(exc, arguments)) from exc
+
+        return run  # type: ignore[return-value]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return await super().call_tool(name, arguments, context)
+        accepted = list(tool.parameters.get("properties", {}))
+        unknown = sorted(set(arguments) - set(accepted))
+        if unknown:
+            logger.info("tool %r: unknown arguments %r", name, unknown)
+            return _error_result(self.wording.unknown(name, unknown, accepted))
+        try:
+            tool.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            logger.info("tool %r rejected arguments: %r", name, sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
+            return _error_result(self.wording.failure(exc, arguments))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ProfileError):
+                logger.info("tool %r failed: %s", name, type(exc.__cause__.__cause__).__name__)
+                return _error_result(str(exc.__cause__))
+            raise
