@@ -85,3 +85,51 @@ def test_a_filtered_browse_pages_through_everything_exactly_once(container, prin
         command = command.model_copy(update={"cursor_created_at": page.next_cursor.cursor_created_at,
                                              "cursor_id": page.next_cursor.cursor_id})
     assert sorted(seen) == sorted(claude) and len(claude) == 7
+
+
+def test_rest_writes_and_reads_agent_and_group_namespaces_and_echoes_the_scope(http, container, aws) -> None:
+    from tests.integration.conftest import auth
+
+    def create(content: str, **namespace: str) -> str:
+        response = http.post("/v1/memories", headers=auth(), json={"content": content, "as_user": True, **namespace})
+        assert response.status_code == 201, response.text
+        assert {k: response.json()[k] for k in namespace} == namespace  # the write echoes where it went
+        return response.json()["id"]
+
+    team = create("deploy runbook for the team", user_id="ana", agent_id="claude", group_id="team")
+    solo = create("deploy runbook of my own", user_id="ana", agent_id="cursor")
+    other = create("deploy runbook elsewhere", user_id="ben", agent_id="claude", group_id="team")
+    poller = QueuePoller(client("sqs"), aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
+    while poller.poll_once():
+        pass
+
+    def search(**body: str) -> tuple[set[str], dict[str, str]]:
+        response = http.post("/v1/memories/search", headers=auth(), json={"query": "deploy runbook", **body})
+        assert response.status_code == 200, response.text
+        return {m["id"] for m in response.json()["results"]}, response.json()["scope"]
+
+    def browse(**params: str) -> tuple[set[str], dict[str, str]]:
+        response = http.get("/v1/memories", headers=auth(), params=params)
+        assert response.status_code == 200, response.text
+        return {m["id"] for m in response.json()["results"]}, response.json()["scope"]
+
+    for read in (search, browse):
+        assert read(user_id="ana") == ({team, solo}, {"tenant": "local", "user_id": "ana", "author": "all"})
+        assert read(user_id="ana", agent_id="claude")[0] == {team}
+        assert read(user_id="ana", group_id="team") == (
+            {team}, {"tenant": "local", "user_id": "ana", "group_id": "team", "author": "all"})
+        assert read(user_id="*", agent_id="claude") == (
+            {team, other}, {"tenant": "local", "agent_id": "claude", "author": "all"})
+        assert read(user_id="ana", agent_id="nobody")[0] == set()
+
+
+def test_reading_every_user_of_the_tenant_needs_an_admin_key(http, container) -> None:
+    from tests.integration.conftest import auth
+
+    reader = container.keys.create("local", "reader", ["memory:read"]).secret
+    assert http.get("/v1/memories", headers=auth(), params={"user_id": "*"}).status_code == 200  # admin: allowed
+    refused = http.get("/v1/memories", headers=auth(reader), params={"user_id": "*"})
+    assert refused.status_code == 403 and "admin" in refused.json()["error"]["message"]
+    assert http.get("/v1/memories", headers=auth(reader)).status_code == 200  # its own default user: allowed
+    refused = http.post("/v1/memories/search", headers=auth(reader), json={"query": "x", "user_id": "*"})
+    assert refused.status_code == 403

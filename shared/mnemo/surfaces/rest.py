@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Permission, Status
+from mnemo.errors import ForbiddenError
 from mnemo.services.memories import MemoryService, require
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
@@ -71,11 +72,18 @@ class UpdateMemory(BaseModel):
         return None if value is None else check_text(value, "content")
 
 
+ALL_USERS = "*"
+UserFilter = NamespaceId | Literal["*"]
+USER_FILTER = "Whose memories: a user id (default `default`), or `*` for every user of the tenant (admin keys)."
+
+
 class SearchMemories(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=MAX_TEXT_BYTES)
-    user_id: NamespaceId = "default"
+    user_id: UserFilter = Field(default="default", description=USER_FILTER)
+    agent_id: NamespaceId | None = Field(default=None, description="Only memories this agent wrote.")
+    group_id: NamespaceId | None = Field(default=None, description="Only memories of this group.")
     top_k: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     mode: Literal["fast", "full"] = "full"
@@ -86,11 +94,25 @@ class SearchMemories(BaseModel):
 class MemoryList(BaseModel):
     results: list[MemoryView]
     next_cursor: dict[str, str] | None = None
+    scope: dict[str, str] = Field(description="The effective namespace read (tenant, then each pinned level) and author.")
 
 
 class SearchResults(BaseModel):
     results: list[MemoryView]
-    scope: dict[str, str]
+    scope: dict[str, str] = Field(description="The effective namespace searched (tenant, then each pinned level) and author.")
+
+
+def user_filter(caller: Principal, user_id: str) -> str | None:
+    """`*` reads every user of the tenant: an operator's view, so only admin keys may ask for it."""
+    if user_id != ALL_USERS:
+        return user_id
+    if not caller.allows(Permission.ADMIN):
+        raise ForbiddenError("user_id: '*' (every user of the tenant) needs a key with the 'admin' scope")
+    return None
+
+
+def scope_view(service: MemoryService, caller: Principal, command: RetrieveCommand, author: str) -> dict[str, str]:
+    return {**service.scope(caller, command).levels(), "author": author}
 
 
 @router.post("/memories", status_code=201, response_model=MemoryView)
@@ -103,7 +125,9 @@ def create_memory(body: CreateMemory, caller: Caller, service: Memories) -> Memo
 def list_memories(
     caller: Caller,
     service: Memories,
-    user_id: NamespaceId = "default",
+    user_id: Annotated[UserFilter, Query(description=USER_FILTER)] = "default",
+    agent_id: Annotated[NamespaceId | None, Query(description="Only memories this agent wrote.")] = None,
+    group_id: Annotated[NamespaceId | None, Query(description="Only memories of this group.")] = None,
     author: Literal["user", "agent", "all"] = "all",
     status: Annotated[list[Status] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
@@ -111,7 +135,9 @@ def list_memories(
     cursor_id: str | None = None,
 ) -> MemoryList:
     command = RetrieveCommand(
-        user_id=user_id,
+        user_id=user_filter(caller, user_id),
+        agent_id=agent_id,
+        group_id=group_id,
         author=author,
         statuses=status or [Status.OPEN],
         top_k=limit,
@@ -119,7 +145,8 @@ def list_memories(
         cursor_id=cursor_id,
     )
     page = service.browse(caller, command)
-    return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor))
+    return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor),
+                      scope=scope_view(service, caller, command, author))
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetail)
@@ -146,13 +173,13 @@ def delete_memory(memory_id: str, caller: Caller, service: Memories) -> MemoryVi
 @router.post("/memories/search", response_model=SearchResults, response_model_exclude_none=True)
 def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> SearchResults:
     command = RetrieveCommand(
-        query=body.query, order="relevance", user_id=body.user_id, top_k=body.top_k,
-        threshold=body.threshold, mode=body.mode, author=body.author,
+        query=body.query, order="relevance", user_id=user_filter(caller, body.user_id), agent_id=body.agent_id,
+        group_id=body.group_id, top_k=body.top_k, threshold=body.threshold, mode=body.mode, author=body.author,
     )
     hits = service.search(caller, command)
     return SearchResults(
         results=[memory_view(h.memory, score=h.score, explain=h.components if body.explain else None) for h in hits],
-        scope={"tenant": caller.tenant, "user_id": body.user_id, "author": body.author},
+        scope=scope_view(service, caller, command, body.author),
     )
 
 
