@@ -13,6 +13,7 @@ import os
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,6 +38,15 @@ MODEL = "test-model"
 DIM = 4
 ALREADY_EXISTS = {"error": {"type": "resource_already_exists_exception", "reason": "index [x] already exists"},
                   "status": 400}
+INDEX_NOT_FOUND = {"error": {"type": "index_not_found_exception", "reason": "no such index"}, "status": 404}
+
+
+def cluster_info(number: str = "2.19.1", distribution: str | None = "opensearch") -> dict[str, Any]:
+    """`GET /`, as a managed domain or self-hosted cluster answers it (Serverless has no version)."""
+    version: dict[str, Any] = {"number": number, "build_type": "tar"}
+    if distribution is not None:
+        version["distribution"] = distribution
+    return {"name": "node-1", "cluster_name": "c", "version": version, "tagline": "The OpenSearch Project"}
 
 
 # -- the recording transport ----------------------------------------------------------------
@@ -54,6 +64,8 @@ class Recorder:
     requests: list[Request] = field(default_factory=list)
     replies: deque[Any] = field(default_factory=deque)
     connection_kwargs: dict[str, Any] = field(default_factory=dict)
+    # Answers by request instead of in order (for requests sent concurrently): (status, payload).
+    responder: Callable[[Request], tuple[int, Any]] | None = None
 
     def reply(self, payload: Any, status: int = 200) -> Recorder:
         self.replies.append((status, payload))
@@ -86,10 +98,14 @@ def recording_connection(recorder: Recorder) -> type[Connection]:
             sent = dict(headers or {})
             if callable(self.http_auth):  # what a SigV4 signer adds
                 sent.update(self.http_auth(method, self.host + url, body))
-            recorder.requests.append(Request(method, url, dict(params or {}), _parse(url, body), sent))
-            if not recorder.replies:
+            request = Request(method, url, dict(params or {}), _parse(url, body), sent)
+            recorder.requests.append(request)
+            if recorder.responder is not None:
+                reply: Any = recorder.responder(request)
+            elif not recorder.replies:
                 raise AssertionError(f"unscripted request {method} {url}")
-            reply = recorder.replies.popleft()
+            else:
+                reply = recorder.replies.popleft()
             if isinstance(reply, Exception):
                 raise reply
             status, payload = reply
@@ -116,11 +132,14 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = True) -> OpenSearchIndex:
+def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = True,
+               legs: str = "msearch") -> OpenSearchIndex:
     client = OpenSearch(hosts=[{"host": "search.internal", "port": 9200}],
                         connection_class=recording_connection(recorder), max_retries=0)
     index = OpenSearchIndex(client, index="mnemo-memories", service=service,  # type: ignore[arg-type]
-                            embedding_model=MODEL, dimension=DIM, clock=lambda: NOW)
+                            embedding_model=MODEL, dimension=DIM, clock=lambda: NOW, legs=legs)  # type: ignore[arg-type]
+    if service != "aoss":
+        recorder.reply(cluster_info())  # the first request of an instance checks the version
     if ensured:
         recorder.reply(ALREADY_EXISTS, status=400)  # the first write ensures the index exists
     return index
@@ -159,7 +178,10 @@ def found(*hits: dict[str, Any]) -> dict[str, Any]:
 
 
 def bulk_ok(*ops: str) -> dict[str, Any]:
-    return {"took": 5, "errors": False, "items": [{op: {"status": 200 if op != "index" else 201}} for op in ops]}
+    """A successful `_bulk` answer; index item n carries the generated `_id` `new-<n>`."""
+    items = [{op: {"status": 200, "_id": f"old-{n}"} if op != "index" else {"status": 201, "_id": f"new-{n}"}}
+             for n, op in enumerate(ops)]
+    return {"took": 5, "errors": False, "items": items}
 
 
 def query(**kw: Any) -> SearchQuery:
@@ -242,7 +264,7 @@ def test_every_filter_and_tokenizer_the_analyzers_name_is_defined_or_built_in() 
 def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:
     # Given strict dynamic mapping, a document field missing from the mapping would fail every write.
     properties = q.index_body(DIM)["mappings"]["properties"]
-    assert set(IndexDocument.model_fields) | {"text_tokens"} == set(properties)
+    assert set(IndexDocument.model_fields) - {"index_ids"} | {"text_tokens"} == set(properties)
     assert set(q.document_source(doc())) <= set(properties)
 
 
@@ -399,7 +421,7 @@ def test_serverless_upsert_deletes_visible_copies_and_indexes_without_an_id(reco
     recorder.reply(bulk_ok("delete", "delete", "index", "index"))
     first, second = doc("m1", version=2), doc("m2", tenant="t2")
 
-    index.upsert([first, second])
+    generated = index.upsert([first, second])
 
     ensure, lookup, bulk = recorder.requests
     assert (ensure.method, ensure.path) == ("PUT", f"/{INDEX}")
@@ -415,7 +437,9 @@ def test_serverless_upsert_deletes_visible_copies_and_indexes_without_an_id(reco
         {"index": {}}, q.document_source(first),
         {"index": {}}, q.document_source(second),
     ]
+    assert generated == {"m1": ["new-2"], "m2": ["new-3"]}  # the `_id`s the bulk answer gave
     stored = bulk.body[3]
+    assert "index_ids" not in stored
     assert stored["vector"] == [0.5, 0.5, 0.5, 0.5] and stored["links"] == {"m9": 0.8}
     assert stored["captured_at"].startswith("2025-05-22T00:00:00") and stored["status"] == "open"
     assert stored["embedding_model"] == MODEL and stored["version"] == 2
@@ -437,7 +461,7 @@ def test_the_index_is_ensured_once_per_instance(recorder: Recorder) -> None:
     index.upsert([doc("m1")])
     index.upsert([doc("m2")])
 
-    assert [r.method for r in recorder.requests] == ["PUT", "POST", "POST"]
+    assert [r.method for r in recorder.requests] == ["GET", "PUT", "POST", "POST"]
 
 
 def test_managed_domain_upsert_uses_a_deterministic_id_and_external_versions(recorder: Recorder) -> None:
@@ -447,7 +471,7 @@ def test_managed_domain_upsert_uses_a_deterministic_id_and_external_versions(rec
 
     index.upsert([doc("m1", version=3), document])  # same memory twice: the newest wins
 
-    _, bulk = recorder.requests
+    _, _, bulk = recorder.requests
     assert bulk.body == [
         {"index": {"_id": q.document_id("t1", "m1"), "version": 4, "version_type": "external_gte"}},
         q.document_source(document),
@@ -491,7 +515,7 @@ def test_managed_domain_delete_is_one_bulk_by_id_and_tolerates_not_found(recorde
 
     index.delete("t1", "m1")
 
-    _, bulk = recorder.requests
+    _, _, bulk = recorder.requests
     assert bulk.body == [{"delete": {"_id": q.document_id("t1", "m1")}}]
 
 
@@ -503,6 +527,171 @@ def test_a_vector_of_the_wrong_dimension_is_refused_before_any_request(recorder:
     with pytest.raises(DependencyError, match="3 dimensions"):
         index.search(query(vector=[1.0, 0.0, 0.0]))
     assert recorder.requests == []
+
+
+# -- issue 17, defect 2: a new Serverless index is not searchable at once -----------------------
+def test_a_just_created_serverless_index_that_is_not_searchable_yet_has_no_copies(recorder: Recorder) -> None:
+    # Given this instance has just created the index and Serverless does not serve searches on it yet
+    index = make_index(recorder, "aoss", ensured=False)
+    recorder.reply({"acknowledged": True, "index": INDEX})
+    recorder.reply(INDEX_NOT_FOUND, status=404)
+    recorder.reply(bulk_ok("index"))
+
+    # When the first upsert looks up the copies, then nothing is indexed yet and the write goes on
+    assert index.upsert([doc("m1")]) == {"m1": ["new-0"]}
+    assert [r.method for r in recorder.requests] == ["PUT", "POST", "POST"]
+
+
+def test_a_missing_index_this_instance_did_not_create_still_fails_the_write(recorder: Recorder) -> None:
+    # Given the index existed at start-up and is gone now (deleted by hand): writing would auto-create a
+    # dynamic mapping without knn_vector, so the write fails instead
+    index = make_index(recorder, "aoss")
+    recorder.reply(INDEX_NOT_FOUND, status=404)
+
+    with pytest.raises(DependencyError, match="HTTP 404 index_not_found_exception"):
+        index.upsert([doc("m1")])
+
+
+# -- issue 17, defect 3: copies a refresh does not show yet -----------------------------------------
+def test_serverless_upsert_deletes_the_copies_it_was_told_of_even_when_the_lookup_misses_them(
+        recorder: Recorder) -> None:
+    # Given v1 was indexed seconds ago as gen-a (not refreshed: the lookup finds nothing)
+    index = make_index(recorder, "aoss")
+    recorder.reply(found())
+    recorder.reply(bulk_ok("delete", "index"))
+
+    generated = index.upsert([doc("m1", version=2, index_ids=["gen-a"])])
+
+    _, _, bulk = recorder.requests
+    assert bulk.body[:2] == [{"delete": {"_id": "gen-a"}}, {"index": {}}]
+    assert generated == {"m1": ["new-1"]}
+
+
+def test_serverless_delete_removes_the_copies_it_was_told_of(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1"), 1.0, _id="gen-b")))
+    recorder.reply(bulk_ok("delete", "delete"))
+
+    index.delete("t1", "m1", ["gen-a", "gen-b"])
+
+    _, _, bulk = recorder.requests
+    assert bulk.body == [{"delete": {"_id": "gen-a"}}, {"delete": {"_id": "gen-b"}}]  # gen-b once
+
+
+def test_a_skipped_stale_write_keeps_every_known_id(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1", version=3), 1.0, _id="gen-new")))
+
+    assert index.upsert([doc("m1", version=2, index_ids=["gen-a"])]) == {"m1": ["gen-a", "gen-new"]}
+
+
+def test_managed_domains_return_no_ids_to_remember(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply(bulk_ok("index"))
+
+    assert index.upsert([doc("m1", index_ids=["ignored"])]) == {}
+
+
+# -- issue 17, defect 4: the engine version -----------------------------------------------------------
+@pytest.mark.parametrize("service", ["es", "none"])
+def test_a_cluster_below_2_13_is_refused_clearly(recorder: Recorder, service: str) -> None:
+    index = make_index(recorder, service, ensured=False)
+    recorder.replies.clear()
+    recorder.reply(cluster_info("2.11.0")).reply(cluster_info("2.11.0"))
+
+    with pytest.raises(DependencyError, match=r"OpenSearch 2\.11\.0; Mnemo needs 2\.13 or later"):
+        index.search(query())
+    with pytest.raises(DependencyError, match="2.13"):
+        index.upsert([doc("m1")])
+    assert [(r.method, r.path) for r in recorder.requests] == [("GET", "/"), ("GET", "/")]  # nothing else sent
+
+
+def test_the_version_is_checked_once_per_instance_and_never_on_import(recorder: Recorder) -> None:
+    index = make_index(recorder, "es", ensured=False)  # scripted GET / answers 2.19.1
+    recorder.reply(msearch([], [])).reply(msearch([], []))
+
+    index.search(query())
+    index.search(query())
+
+    assert [r.method + " " + r.path for r in recorder.requests] == [
+        "GET /", f"POST /{INDEX}/_msearch", f"POST /{INDEX}/_msearch"]
+
+
+def test_serverless_has_no_version_to_check(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss", ensured=False)
+    recorder.reply(msearch([], []))
+
+    index.search(query())
+
+    assert [r.path for r in recorder.requests] == [f"/{INDEX}/_msearch"]
+
+
+@pytest.mark.parametrize(("info", "accepted"), [
+    (cluster_info("7.10.2"), True),  # a managed domain in compatibility mode: the real version is hidden
+    (cluster_info("3.1.0"), True),
+    (cluster_info("2.13.0"), True),
+    (cluster_info("8.15.0", distribution=None), True),  # no distribution field: treated as OpenSearch
+    (cluster_info("2.9.0"), False),
+    (cluster_info("1.3.19"), False),
+    (cluster_info("2.19.0", distribution="elasticsearch"), False),
+])
+def test_which_versions_pass(recorder: Recorder, info: dict[str, Any], accepted: bool) -> None:
+    index = make_index(recorder, "none", ensured=False)
+    recorder.replies.clear()
+    recorder.reply(info).reply(msearch([], []))
+
+    if accepted:
+        assert index.search(query()) == []
+    else:
+        with pytest.raises(DependencyError, match="2.13"):
+            index.search(query())
+
+
+# -- issue 17, defect 5: how the two legs travel ---------------------------------------------------------
+def _legs_by_body(knn_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Callable[[Request], Any]:
+    def answer(request: Request) -> tuple[int, Any]:
+        assert request.path.endswith("/_search"), request.path
+        return 200, found(*(knn_hits if "knn" in request.body["query"] else lexical_hits))
+    return answer
+
+
+def test_serverless_sends_the_legs_as_two_concurrent_searches_and_ranks_as_msearch_does(recorder: Recorder) -> None:
+    knn_leg = [hit(source("m1", days=2), 1.8), hit(source("m2", days=30), 1 / 1.25)]
+    lexical_leg = [hit(source("m1", days=2), 7.5), hit(source("m3", days=400), 2.0)]
+    via_msearch = make_index(Recorder().reply(msearch(knn_leg, lexical_leg)), "aoss", ensured=False, legs="msearch")
+    index = make_index(recorder, "aoss", ensured=False, legs="auto")
+    recorder.responder = _legs_by_body(knn_leg, lexical_leg)
+
+    hits = index.search(query())
+
+    assert sorted(r.path for r in recorder.requests) == [f"/{INDEX}/_search", f"/{INDEX}/_search"]
+    knn, lexical = sorted((r.body for r in recorder.requests), key=lambda b: "knn" not in b["query"])
+    assert hits == via_msearch.search(query())
+    assert knn["query"]["knn"]["vector"]["k"] == 400 and "multi_match" in lexical["query"]["bool"]["must"][0]
+
+
+def test_legs_default_to_msearch_on_managed_domains_and_can_be_chosen(recorder: Recorder) -> None:
+    index = make_index(recorder, "es", ensured=False, legs="auto")
+    recorder.reply(msearch([], []))
+    index.search(query())
+    assert recorder.requests[-1].path == f"/{INDEX}/_msearch"
+
+    settings = MnemoSettings(opensearch_url="http://localhost:9200", opensearch_service="none",
+                             opensearch_legs="concurrent", embedding_dimension=DIM)
+    chosen = Recorder()
+    chosen.responder = lambda r: (200, cluster_info()) if r.path == "/" else _legs_by_body([], [])(r)
+    OpenSearchIndex.from_settings(settings, connection_class=recording_connection(chosen)).search(query())
+    assert sorted(r.path for r in chosen.requests) == ["/", "/mnemo-memories-v2/_search", "/mnemo-memories-v2/_search"]
+
+
+def test_concurrent_legs_read_a_missing_index_as_empty_and_surface_other_failures(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss", ensured=False, legs="concurrent")
+    recorder.responder = lambda r: (404, INDEX_NOT_FOUND)
+    assert index.search(query()) == []
+
+    recorder.responder = lambda r: (503, {"error": {"type": "unavailable"}}) if "knn" in r.body["query"] else (200, found())
+    with pytest.raises(DependencyError, match="HTTP 503"):
+        index.search(query())
 
 
 # -- similar ---------------------------------------------------------------------------------
@@ -617,10 +806,11 @@ def test_from_settings_signs_serverless_requests_with_sigv4(recorder: Recorder, 
     settings = MnemoSettings(opensearch_url="https://abc123.eu-west-1.aoss.amazonaws.com",
                              opensearch_service="aoss", opensearch_index="mem", embedding_dimension=DIM)
     index = OpenSearchIndex.from_settings(settings, connection_class=recording_connection(recorder))
-    recorder.reply(msearch([], []))
+    recorder.reply(found()).reply(found())  # Serverless: the two legs as two `_search` calls
 
     index.search(query())
 
+    assert [r.path for r in recorder.requests] == ["/mem-v2/_search", "/mem-v2/_search"]
     kwargs = recorder.connection_kwargs
     assert kwargs["host"] == "abc123.eu-west-1.aoss.amazonaws.com" and kwargs["port"] == 443
     assert kwargs["use_ssl"] is True and kwargs["verify_certs"] is True and kwargs["timeout"] == 5
