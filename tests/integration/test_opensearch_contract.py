@@ -243,22 +243,112 @@ def test_ensure_index_creates_the_versioned_index_with_the_exact_mapping(recorde
     assert vector["method"]["engine"] == "faiss" and "nmslib" not in json.dumps(request.body)
 
 
-# Pre-built token filters an analyzer may name without defining them (a subset: the ones a Mnemo
-# analyzer could use), from OpenSearch's CommonAnalysisModulePlugin.getPreConfiguredTokenFilters.
-BUILTIN_TOKEN_FILTERS = {"lowercase", "uppercase", "asciifolding", "trim", "unique", "porter_stem",
-                         "kstem", "stop", "reverse", "word_delimiter_graph"}
-BUILTIN_TOKENIZERS = {"standard", "whitespace", "keyword", "letter", "classic"}
+# -- rule-based validation of every body (what OpenSearch checks when it parses them) ----------------
+# Token filter and tokenizer TYPES and the names a custom analyzer may use without defining them, from
+# OpenSearch's source: modules/analysis-common/src/main/java/org/opensearch/analysis/common/
+# CommonAnalysisModulePlugin.java (getTokenFilters, getTokenizers) and
+# server/src/main/java/org/opensearch/indices/analysis/AnalysisModule.java ("stop", "standard").
+# A subset: the ones a Mnemo analyzer could plausibly use.
+BUILTIN_TOKEN_FILTERS = {"apostrophe", "asciifolding", "classic", "decimal_digit", "kstem", "length", "limit",
+                         "lowercase", "pattern_replace", "porter_stem", "remove_duplicates", "reverse", "snowball",
+                         "stemmer", "stop", "trim", "unique", "uppercase", "word_delimiter_graph"}
+BUILTIN_TOKENIZERS = {"standard", "classic", "letter", "whitespace", "keyword", "pattern", "simple_pattern",
+                      "uax_url_email", "char_group"}
+# `stemmer` languages we may name: modules/analysis-common/.../StemmerTokenFilterFactory.java.
+STEMMER_LANGUAGES = {"english", "light_english", "minimal_english", "possessive_english", "porter2", "lovins"}
+# knn_vector `method` per engine: k-NN src/main/java/org/opensearch/knn/index/engine/faiss/FaissHNSWMethod.java
+# and .../engine/lucene/LuceneHNSWMethod.java (spaces and parameters each engine's HNSW accepts).
+KNN_METHODS = {
+    ("faiss", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "ef_search", "encoder"}),
+    ("lucene", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "encoder"}),
+}
+QUERYABLE = {  # clause -> the mapping types it may address
+    "term": {"keyword", "integer", "float", "date"}, "terms": {"keyword", "integer", "float", "date"},
+    "range": {"date", "integer", "float"}, "multi_match": {"text"}, "knn": {"knn_vector"},
+    "sort": {"keyword", "date", "integer", "float"},
+}
 
 
 def test_every_filter_and_tokenizer_the_analyzers_name_is_defined_or_built_in() -> None:
     # Given the index settings, when OpenSearch builds each custom analyzer, then every name it
-    # references resolves (an undefined filter makes `PUT <index>` fail with 400).
+    # references resolves (an undefined filter makes `PUT <index>` fail with 400) and every filter or
+    # tokenizer it defines has a known type with valid options.
     analysis = q.index_body(DIM)["settings"]["analysis"]
-    defined_filters = set(analysis.get("filter", {}))
+    filters, tokenizers = analysis.get("filter", {}), analysis.get("tokenizer", {})
+    for name, spec in filters.items():
+        assert spec["type"] in BUILTIN_TOKEN_FILTERS, name
+        if spec["type"] == "stemmer":
+            assert spec["language"] in STEMMER_LANGUAGES, name
+        if spec["type"] == "stop":
+            assert all(isinstance(w, str) and w == w.lower() for w in spec["stopwords"]), name  # after lowercase
+    for name, spec in tokenizers.items():
+        assert spec["type"] in BUILTIN_TOKENIZERS, name
     for name, analyzer in analysis["analyzer"].items():
-        assert analyzer["tokenizer"] in BUILTIN_TOKENIZERS | set(analysis.get("tokenizer", {})), name
-        unknown = [f for f in analyzer["filter"] if f not in defined_filters | BUILTIN_TOKEN_FILTERS]
+        assert analyzer["type"] == "custom"
+        assert analyzer["tokenizer"] in BUILTIN_TOKENIZERS | set(tokenizers), name
+        unknown = [f for f in analyzer["filter"] if f not in set(filters) | BUILTIN_TOKEN_FILTERS]
         assert unknown == [], f"{name} names undefined filters {unknown}"
+        assert analyzer["filter"].index("lowercase") < analyzer["filter"].index("mnemo_stop")  # stopwords are lower case
+
+
+def test_an_undefined_filter_is_caught_by_the_rule() -> None:
+    # The rule above would have caught issue 17's defect 1 (`english_possessive_stemmer`).
+    assert "english_possessive_stemmer" not in BUILTIN_TOKEN_FILTERS
+
+
+def test_the_knn_vector_method_is_valid_for_its_engine_and_space() -> None:
+    vector = q.index_body(DIM)["mappings"]["properties"]["vector"]
+    method = vector["method"]
+    spaces, parameters = KNN_METHODS[(method["engine"], method["name"])]
+    assert method["space_type"] in spaces
+    assert set(method["parameters"]) <= parameters
+    assert 2 <= method["parameters"]["m"] <= 100 and method["parameters"]["ef_construction"] >= 2
+    assert 1 <= vector["dimension"] <= 16_000 and q.index_body(1024)["mappings"]["properties"]["vector"]["dimension"] == 1024
+    assert q.index_body(DIM)["settings"]["index"]["knn"] is True
+
+
+def _field_uses(node: Any, clause: str | None = None) -> list[tuple[str, str]]:
+    """(clause, field) for every field a query body addresses."""
+    uses: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("term", "terms", "range", "knn"):
+                uses += [(key, name) for name in value]
+                uses += [u for inner in value.values() if isinstance(inner, dict) for u in _field_uses(inner)]
+            elif key == "multi_match":
+                uses += [("multi_match", f.split("^")[0]) for f in value["fields"]]
+            elif key == "sort":
+                uses += [("sort", name) for item in value for name in item]
+            elif key == "_source" and isinstance(value, list):
+                uses += [("_source", name) for name in value]
+            elif key == "_source" and isinstance(value, dict):
+                uses += [("_source", name) for name in value.get("excludes", [])]
+            else:
+                uses += _field_uses(value)
+    elif isinstance(node, list):
+        for item in node:
+            uses += _field_uses(item)
+    return uses
+
+
+def test_every_query_body_uses_only_mapped_fields_of_the_right_type() -> None:
+    properties = q.index_body(DIM)["mappings"]["properties"]
+    scope = q.scope_filter("t1", "u1", ["user"], ["open"], embedding_model=MODEL, exclude="m1")
+    bodies = [
+        q.knn_body([0.1, 0.2, 0.3, 0.4], 10, scope, source=q.CANDIDATE_SOURCE),
+        q.lexical_body("where does Alice live", 10, q.scope_filter("t1", "u1", ["user"], ["open"])),
+        q.preceding_body("2026-01-02T03:04:05+00:00", q.scope_filter("t1", "u1", ["user"], ["open"])),
+        q.copies_body({"t1": ["m1", "m2"], "t2": ["m3"]}),
+        q.knn_body([0.1, 0.2, 0.3, 0.4], 5, scope, source=["memory_id", "version"]),
+    ]
+    for body in bodies:
+        uses = _field_uses(body)
+        assert uses, body
+        for clause, name in uses:
+            assert name in properties, f"{clause} names unmapped field {name}"
+            if clause in QUERYABLE:
+                assert properties[name]["type"] in QUERYABLE[clause], f"{clause} on {name} ({properties[name]['type']})"
+        assert body["size"] <= 10_000  # index.max_result_window
 
 
 def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:
