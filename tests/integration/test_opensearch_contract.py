@@ -2,16 +2,14 @@
 
 A recording transport (an `opensearchpy.Connection` subclass) stands in for the cluster: it records
 method, URL, params and the parsed JSON/NDJSON body of every request and answers with canned JSON
-scripted per test. No network. The tests marked `opensearch` run against a real cluster when
-`OPENSEARCH_URL` is set (Docker or AWS; `OPENSEARCH_SERVICE` = none|es|aoss, default none).
+scripted per test. No network. What runs against osmem-server or a real cluster is in
+`test_search_index_port.py` and `test_opensearch_emulator.py` (docs/index-mapping.md, "Test layers").
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -941,48 +939,6 @@ def test_importing_the_adapter_does_not_import_opensearch_py() -> None:
             "sys.exit(int('opensearchpy' in sys.modules or 'boto3' in sys.modules))")
     env = {**os.environ, "PYTHONPATH": str(REPO / "shared")}
     assert subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO).returncode == 0
-
-
-# -- against a real cluster (optional) -------------------------------------------------------
-@pytest.fixture
-def live_index() -> Any:
-    url = os.environ.get("OPENSEARCH_URL")
-    if not url:
-        pytest.skip("set OPENSEARCH_URL to run against a real cluster")
-    settings = MnemoSettings(opensearch_url=url, opensearch_service=os.environ.get("OPENSEARCH_SERVICE", "none"),
-                             opensearch_index=f"mnemo-test-{uuid.uuid4().hex[:8]}", embedding_dimension=DIM)
-    index = OpenSearchIndex.from_settings(settings, embedding_model=MODEL)
-    index.ensure_index()
-    yield index
-    index._client.indices.delete(index=index.index_name)
-
-
-def _eventually(check: Any, timeout: float = 90.0) -> Any:
-    """Serverless refreshes about once a minute and we never call _refresh: poll."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result or time.monotonic() > deadline:
-            return result
-        time.sleep(1.0)
-
-
-@pytest.mark.opensearch
-def test_live_upsert_search_isolate_and_delete(live_index: OpenSearchIndex) -> None:
-    unit = [0.5, 0.5, 0.5, 0.5]
-    live_index.upsert([
-        doc("m1", text="Alice moved to Lisbon in spring", vector=unit, links={}),
-        doc("m2", user_id="u2", text="Alice moved to Lisbon too", vector=unit, links={}),
-        doc("m3", tenant="t2", text="Alice moved to Lisbon as well", vector=unit, links={}),
-    ])
-
-    hits = _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)))
-    assert [h.memory_id for h in hits] == ["m1"]  # never u2's nor t2's memory
-    assert hits[0].components["semantic"] == pytest.approx(1.0, abs=1e-3)
-    assert [h.memory_id for h in live_index.similar("t1", "u1", unit, 5)] == ["m1"]
-
-    live_index.delete("t1", "m1")
-    assert _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)) == [])
 
 
 def test_preceding_is_one_sorted_search_scoped_to_the_user(recorder: Recorder) -> None:

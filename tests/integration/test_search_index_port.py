@@ -29,12 +29,13 @@ from mnemo.adapters.opensearch_index import OpenSearchIndex
 from mnemo.domain.models import Status
 from mnemo.ports import IndexDocument, SearchIndex, SearchQuery
 from mnemo.settings import MnemoSettings
+from tests.conftest import REPO
 
 T = TypeVar("T")
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 MODEL = "port-test-model"
 DIM = 4
-ADAPTERS = ["local", "emulator", "emulator-aoss", "live"]
+ADAPTERS = ["local", "emulator", "emulator-aoss", pytest.param("live", marks=pytest.mark.opensearch)]
 
 
 def emulate_possessive_filter(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -241,3 +242,64 @@ def test_semantic_leg_and_similar(adapter) -> None:  # noqa: ANN001
     similar = index.similar("t1", "u1", unit, 5)
     assert [h.memory_id for h in similar][0] == "near" and "theirs" not in [h.memory_id for h in similar]
     assert [h.memory_id for h in index.similar("t1", "u1", unit, 5, exclude="near")][0] == "far"
+
+
+# -- a LoCoMo slice ranked through OpenSearch next to the local index -----------------------------------
+LOCOMO = REPO.parent / "shared" / "bench" / "locomo-dev.json"
+SLICE_TURNS, SLICE_QUESTIONS = 150, 40
+
+
+@pytest.mark.parametrize("kind", ["emulator", pytest.param("live", marks=pytest.mark.opensearch)])
+def test_a_locomo_slice_ranks_alike_through_opensearch_and_the_local_index(
+        kind: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the first conversation's first turns as memories and the questions they answer, when both
+    # indexes rank them, then recall@5 through OpenSearch is within 0.1 of the local index's. On the
+    # emulator the lexical leg only (BM25 alone; tokens differ as docs/index-mapping.md lists); live,
+    # both legs with the local MiniLM embedder.
+    if not LOCOMO.exists():
+        pytest.skip(f"{LOCOMO} not present")
+    from bench.locomo.data import load
+    from bench.locomo.metrics import recall_at_k
+
+    base = f"mnemo-locomo-{uuid.uuid4().hex[:8]}"
+    embed = None
+    if kind == "live":
+        url = os.environ.get("OPENSEARCH_URL")
+        if not url:
+            pytest.skip("set OPENSEARCH_URL to rank the LoCoMo slice through a real cluster")
+        from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+        embedder = LocalMiniLmEmbedder(REPO / "models" / "minilm")
+        embed = embedder.embed
+        settings = MnemoSettings(opensearch_url=url, opensearch_service=os.environ.get("OPENSEARCH_SERVICE", "none"),  # type: ignore[arg-type]
+                                 opensearch_index=base, embedding_dimension=embedder.dimension)
+        remote = OpenSearchIndex.from_settings(settings, embedding_model=MODEL)
+    else:
+        emulate_possessive_filter(monkeypatch)
+        remote = opensearch_on(request.getfixturevalue("emulator_url"), "none", base)
+    conversation = load(LOCOMO)[0][0]
+    turns = conversation.turns[:SLICE_TURNS]
+    kept = {t.dia_id for t in turns}
+    questions = [qn for qn in conversation.questions if set(qn.evidence) <= kept][:SLICE_QUESTIONS]
+    vectors = embed([t.content for t in turns]) if embed else [None] * len(turns)
+    documents = [doc(t.dia_id, t.content, vector=v, created=i) for i, (t, v) in enumerate(zip(turns, vectors, strict=True))]
+    local = LocalSearchIndex()
+    try:
+        for index in (local, remote):
+            for start in range(0, len(documents), 50):
+                index.upsert(documents[start:start + 50])
+        eventually(lambda: ids(remote, query(turns[-1].text)))  # Serverless: wait for the refresh
+
+        def recall(index: SearchIndex) -> float:
+            total = 0.0
+            for qn in questions:
+                vector = embed([qn.question])[0] if embed else None
+                total += recall_at_k(ids(index, query(qn.question, vector=vector, top_k=5)), qn.evidence, 5)
+            return total / len(questions)
+
+        assert len(questions) >= 10
+        local_recall, remote_recall = recall(local), recall(remote)
+        print(f"LoCoMo slice ({kind}): recall@5 local {local_recall:.3f}, OpenSearch {remote_recall:.3f}")
+        assert remote_recall >= local_recall - 0.1
+    finally:
+        remote._client.indices.delete(index=remote.index_name, ignore=[404])
