@@ -8,15 +8,16 @@ index/create (the AWS "Supported operations" page marks `PUT <index>/_doc/<id>` 
 and the write path depends on the service (inside this adapter only):
 
 - `aoss`: upsert = one `_search` for the visible copies of the memories (tenant + memory_id), then one
-  `_bulk` that deletes them and indexes the new documents (no `_id`); a visible copy with a higher
+  `_bulk` that deletes them and the copies the caller remembers (`IndexDocument.index_ids`) and indexes
+  the new documents (no `_id`), returning the generated `_id`s to remember; a visible copy with a higher
   `version` wins (the write is stale and skipped). delete = the same lookup + a `_bulk` of deletes.
 - `es` / `none`: `_id` = a digest of (tenant, memory_id); upsert = one `_bulk` of index actions with
   `version_type=external_gte` on our version (a stale write gets 409 and is dropped); delete = one
   `_bulk` delete by `_id`.
 
 No `_refresh` anywhere (Serverless has none; a vector collection refreshes about once a minute).
-So on Serverless a copy indexed less than a refresh ago is invisible to the lookup and can survive
-as a duplicate: `search` and `similar` collapse hits by `memory_id`, keeping the highest version,
+So on Serverless a copy indexed less than a refresh ago is invisible to the lookup (the remembered ids
+cover it) and, when its id was not remembered, can survive as a duplicate: `search` and `similar` collapse hits by `memory_id`, keeping the highest version,
 and the next upsert/delete of that memory (or a reindex) removes it. Search results are hydrated from
 DynamoDB, which decides status and content. opensearch-py is imported lazily (import cost ~0.5 s).
 """
