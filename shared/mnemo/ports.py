@@ -92,6 +92,9 @@ class IndexDocument(BaseModel):
     vector: list[float] | None = None
     embedding_model: str | None = None
     links: dict[str, float] = Field(default_factory=dict)  # linked memory id -> link weight
+    # Not indexed: the `_id`s an index that generates them (Serverless) gave this memory's earlier
+    # copies (`Memory.index_ids`); the next write deletes them even before a refresh shows them.
+    index_ids: list[str] = Field(default_factory=list)
 
 
 class MemoryStore(Protocol):
@@ -147,9 +150,12 @@ class SearchIndex(Protocol):
     def ensure_index(self) -> bool:
         """Create the index at the current mapping version if absent; True when it was created."""
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
+    def upsert(self, documents: Sequence[IndexDocument]) -> dict[str, list[str]]:
+        """Index the documents; returns memory id -> the generated `_id`s its copies now have, for an
+        index that generates them (store them as `Memory.index_ids`), else an empty dict."""
 
-    def delete(self, tenant: str, memory_id: str) -> None: ...
+    def delete(self, tenant: str, memory_id: str, index_ids: Sequence[str] = ()) -> None:
+        """Remove the memory's documents, including the copies `index_ids` names (see `upsert`)."""
 
     def search(self, query: SearchQuery) -> list[Candidate]:
         """The union of the lexical and (when `query.vector` is set) semantic legs, one `Candidate`

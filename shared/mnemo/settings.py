@@ -28,6 +28,9 @@ class MnemoSettings(BaseSettings):
     opensearch_url: str = ""
     opensearch_service: Literal["aoss", "es", "none"] = "aoss"
     opensearch_index: str = "mnemo-memories"
+    opensearch_legs: Literal["auto", "msearch", "concurrent"] = Field(
+        default="auto", description="How a search sends its two legs: one _msearch, or two concurrent _search "
+        "calls; auto = concurrent on Serverless (aoss), _msearch elsewhere (docs/index-mapping.md).")
 
     embedder: Literal["local", "bedrock"] = "local"
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -47,3 +48,15 @@ def mcp_call(http: TestClient, tool: str, arguments: dict[str, Any], key: str = 
     response = http.post("/mcp", json=body, headers={**MCP_HEADERS, **auth(key), "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 200, response.text
     return response.json()["result"]
+
+
+@pytest.fixture(scope="module")
+def emulator_url() -> Iterator[str]:
+    """An osmem-server (in-memory OpenSearch emulator, PyPI `osmem-server`) on a free 127.0.0.1 port,
+    for one test module; it also exits when this process does (`--parent-pid`)."""
+    osmem = pytest.importorskip("osmem_server")
+    server = osmem.OsmemServer.start(japanese=False)  # no kuromoji: nothing here is Japanese
+    try:
+        yield server.url
+    finally:
+        server.close()

@@ -2,7 +2,7 @@
 opensearch-py client (a `Connection` subclass), so the port-contract suite can run the OpenSearch
 adapter against behaviour rather than against scripted replies.
 
-What it evaluates: index create (400 when it exists), `_bulk` index/delete (generated or given
+What it evaluates: cluster info (`GET /`), index create (400 when it exists), `_bulk` index/delete (generated or given
 `_id`, `external_gte` versions), `_search` and `_msearch` with `bool` (`filter`/`must`/`must_not`/
 `should` + `minimum_should_match`), `term`, `terms`, `range`, `multi_match` (`most_fields`, boosted,
 BM25 over `mnemo.domain.text.tokenize`), `knn` (exact inner product, filter inside, faiss
@@ -33,6 +33,8 @@ class Engine:
     # -- requests -----------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         parts = [p for p in path.split("?")[0].split("/") if p]
+        if method == "GET" and not parts:  # cluster info: the adapter's start-up version check
+            return 200, {"version": {"number": "2.19.0", "distribution": "opensearch"}}
         if method == "PUT" and len(parts) == 1:
             if parts[0] in self.indices:
                 return 400, {"error": {"type": "resource_already_exists_exception", "reason": "exists"}, "status": 400}

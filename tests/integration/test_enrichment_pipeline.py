@@ -130,6 +130,44 @@ def test_archive_removes_the_memory_from_index_and_graph(pipeline) -> None:
     assert [hit.memory.id for hit in found] == [b.id]
 
 
+def test_the_ids_a_serverless_index_generates_are_kept_on_the_memory_and_deleted_by(pipeline, monkeypatch) -> None:
+    # Issue 17, defect 3: a copy indexed less than a refresh ago is invisible to a lookup, so the worker
+    # keeps the `_id`s the index generated and hands them back on the next write and on archive.
+    from mnemo.adapters.local_index import LocalSearchIndex
+
+    class GeneratingIndex(LocalSearchIndex):
+        def __init__(self) -> None:
+            super().__init__()
+            self.told: list[tuple[str, list[str]]] = []
+            self.count = 0
+
+        def upsert(self, documents):  # noqa: ANN001, ANN202
+            super().upsert(documents)
+            self.told += [("upsert", list(d.index_ids)) for d in documents]
+            self.count += 1
+            return {d.memory_id: [f"gen-{self.count}"] for d in documents}
+
+        def delete(self, tenant, memory_id, index_ids=()):  # noqa: ANN001, ANN202
+            super().delete(tenant, memory_id, index_ids)
+            self.told.append(("delete", list(index_ids)))
+
+    services, principal, poller, *_ = pipeline
+    index = GeneratingIndex()
+    monkeypatch.setitem(services.__dict__, "_index", index)
+    memory = services.memories.capture(principal, CaptureCommand(raw="Standups are on Tuesdays", as_user=True))
+    drain(poller)
+    assert services.store.get("local", memory.id).index_ids == ["gen-1"]
+
+    services.memories.edit(principal, memory.id, EditCommand(raw_text="Standups are on Wednesdays"))
+    drain(poller)
+    assert services.store.get("local", memory.id).index_ids == ["gen-2"]
+
+    services.memories.archive(principal, memory.id)
+    drain(poller)
+    assert index.told == [("upsert", []), ("upsert", ["gen-1"]), ("delete", ["gen-2"])]
+    assert services.store.get("local", memory.id).index_ids == []
+
+
 FAULTS = {
     "store read": ("store", "get"),
     "extractor (LLM)": ("_extractor", "extract"),

@@ -2,17 +2,16 @@
 
 A recording transport (an `opensearchpy.Connection` subclass) stands in for the cluster: it records
 method, URL, params and the parsed JSON/NDJSON body of every request and answers with canned JSON
-scripted per test. No network. The tests marked `opensearch` run against a real cluster when
-`OPENSEARCH_URL` is set (Docker or AWS; `OPENSEARCH_SERVICE` = none|es|aoss, default none).
+scripted per test. No network. What runs against osmem-server or a real cluster is in
+`test_search_index_port.py` and `test_opensearch_emulator.py` (docs/index-mapping.md, "Test layers").
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
-import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -38,6 +37,15 @@ MODEL = "test-model"
 DIM = 4
 ALREADY_EXISTS = {"error": {"type": "resource_already_exists_exception", "reason": "index [x] already exists"},
                   "status": 400}
+INDEX_NOT_FOUND = {"error": {"type": "index_not_found_exception", "reason": "no such index"}, "status": 404}
+
+
+def cluster_info(number: str = "2.19.1", distribution: str | None = "opensearch") -> dict[str, Any]:
+    """`GET /`, as a managed domain or self-hosted cluster answers it (Serverless has no version)."""
+    version: dict[str, Any] = {"number": number, "build_type": "tar"}
+    if distribution is not None:
+        version["distribution"] = distribution
+    return {"name": "node-1", "cluster_name": "c", "version": version, "tagline": "The OpenSearch Project"}
 
 
 # -- the recording transport ----------------------------------------------------------------
@@ -55,6 +63,8 @@ class Recorder:
     requests: list[Request] = field(default_factory=list)
     replies: deque[Any] = field(default_factory=deque)
     connection_kwargs: dict[str, Any] = field(default_factory=dict)
+    # Answers by request instead of in order (for requests sent concurrently): (status, payload).
+    responder: Callable[[Request], tuple[int, Any]] | None = None
 
     def reply(self, payload: Any, status: int = 200) -> Recorder:
         self.replies.append((status, payload))
@@ -87,10 +97,14 @@ def recording_connection(recorder: Recorder) -> type[Connection]:
             sent = dict(headers or {})
             if callable(self.http_auth):  # what a SigV4 signer adds
                 sent.update(self.http_auth(method, self.host + url, body))
-            recorder.requests.append(Request(method, url, dict(params or {}), _parse(url, body), sent))
-            if not recorder.replies:
+            request = Request(method, url, dict(params or {}), _parse(url, body), sent)
+            recorder.requests.append(request)
+            if recorder.responder is not None:
+                reply: Any = recorder.responder(request)
+            elif not recorder.replies:
                 raise AssertionError(f"unscripted request {method} {url}")
-            reply = recorder.replies.popleft()
+            else:
+                reply = recorder.replies.popleft()
             if isinstance(reply, Exception):
                 raise reply
             status, payload = reply
@@ -117,11 +131,14 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = True) -> OpenSearchIndex:
+def make_index(recorder: Recorder, service: str = "aoss", *, ensured: bool = True,
+               legs: str = "msearch") -> OpenSearchIndex:
     client = OpenSearch(hosts=[{"host": "search.internal", "port": 9200}],
                         connection_class=recording_connection(recorder), max_retries=0)
     index = OpenSearchIndex(client, index="mnemo-memories", service=service,  # type: ignore[arg-type]
-                            embedding_model=MODEL, dimension=DIM)
+                            embedding_model=MODEL, dimension=DIM, legs=legs)  # type: ignore[arg-type]
+    if service != "aoss":
+        recorder.reply(cluster_info())  # the first request of an instance checks the version
     if ensured:
         recorder.reply(ALREADY_EXISTS, status=400)  # the first write ensures the index exists
     return index
@@ -160,7 +177,10 @@ def found(*hits: dict[str, Any]) -> dict[str, Any]:
 
 
 def bulk_ok(*ops: str) -> dict[str, Any]:
-    return {"took": 5, "errors": False, "items": [{op: {"status": 200 if op != "index" else 201}} for op in ops]}
+    """A successful `_bulk` answer; index item n carries the generated `_id` `new-<n>`."""
+    items = [{op: {"status": 200, "_id": f"old-{n}"} if op != "index" else {"status": 201, "_id": f"new-{n}"}}
+             for n, op in enumerate(ops)]
+    return {"took": 5, "errors": False, "items": items}
 
 
 def query(*, tenant: str = "t1", user_id: str | None = "u1", agent_id: str | None = None,
@@ -224,28 +244,120 @@ def test_ensure_index_creates_the_versioned_index_with_the_exact_mapping(recorde
     assert vector["method"]["engine"] == "faiss" and "nmslib" not in json.dumps(request.body)
 
 
-# Pre-built token filters an analyzer may name without defining them (a subset: the ones a Mnemo
-# analyzer could use), from OpenSearch's CommonAnalysisModulePlugin.getPreConfiguredTokenFilters.
-BUILTIN_TOKEN_FILTERS = {"lowercase", "uppercase", "asciifolding", "trim", "unique", "porter_stem",
-                         "kstem", "stop", "reverse", "word_delimiter_graph"}
-BUILTIN_TOKENIZERS = {"standard", "whitespace", "keyword", "letter", "classic"}
+# -- rule-based validation of every body (what OpenSearch checks when it parses them) ----------------
+# Token filter and tokenizer TYPES and the names a custom analyzer may use without defining them, from
+# OpenSearch's source: modules/analysis-common/src/main/java/org/opensearch/analysis/common/
+# CommonAnalysisModulePlugin.java (getTokenFilters, getTokenizers) and
+# server/src/main/java/org/opensearch/indices/analysis/AnalysisModule.java ("stop", "standard").
+# A subset: the ones a Mnemo analyzer could plausibly use.
+BUILTIN_TOKEN_FILTERS = {"apostrophe", "asciifolding", "classic", "decimal_digit", "kstem", "length", "limit",
+                         "lowercase", "pattern_replace", "porter_stem", "remove_duplicates", "reverse", "snowball",
+                         "stemmer", "stop", "trim", "unique", "uppercase", "word_delimiter_graph"}
+BUILTIN_TOKENIZERS = {"standard", "classic", "letter", "whitespace", "keyword", "pattern", "simple_pattern",
+                      "uax_url_email", "char_group"}
+# `stemmer` languages we may name: modules/analysis-common/.../StemmerTokenFilterFactory.java.
+STEMMER_LANGUAGES = {"english", "light_english", "minimal_english", "possessive_english", "porter2", "lovins"}
+# knn_vector `method` per engine: k-NN src/main/java/org/opensearch/knn/index/engine/faiss/FaissHNSWMethod.java
+# and .../engine/lucene/LuceneHNSWMethod.java (spaces and parameters each engine's HNSW accepts).
+KNN_METHODS = {
+    ("faiss", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "ef_search", "encoder"}),
+    ("lucene", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "encoder"}),
+}
+QUERYABLE = {  # clause -> the mapping types it may address
+    "term": {"keyword", "integer", "float", "date"}, "terms": {"keyword", "integer", "float", "date"},
+    "range": {"date", "integer", "float"}, "multi_match": {"text"}, "knn": {"knn_vector"},
+    "sort": {"keyword", "date", "integer", "float"},
+}
 
 
 def test_every_filter_and_tokenizer_the_analyzers_name_is_defined_or_built_in() -> None:
     # Given the index settings, when OpenSearch builds each custom analyzer, then every name it
-    # references resolves (an undefined filter makes `PUT <index>` fail with 400).
+    # references resolves (an undefined filter makes `PUT <index>` fail with 400) and every filter or
+    # tokenizer it defines has a known type with valid options.
     analysis = q.index_body(DIM)["settings"]["analysis"]
-    defined_filters = set(analysis.get("filter", {}))
+    filters, tokenizers = analysis.get("filter", {}), analysis.get("tokenizer", {})
+    for name, spec in filters.items():
+        assert spec["type"] in BUILTIN_TOKEN_FILTERS, name
+        if spec["type"] == "stemmer":
+            assert spec["language"] in STEMMER_LANGUAGES, name
+        if spec["type"] == "stop":
+            assert all(isinstance(w, str) and w == w.lower() for w in spec["stopwords"]), name  # after lowercase
+    for name, spec in tokenizers.items():
+        assert spec["type"] in BUILTIN_TOKENIZERS, name
     for name, analyzer in analysis["analyzer"].items():
-        assert analyzer["tokenizer"] in BUILTIN_TOKENIZERS | set(analysis.get("tokenizer", {})), name
-        unknown = [f for f in analyzer["filter"] if f not in defined_filters | BUILTIN_TOKEN_FILTERS]
+        assert analyzer["type"] == "custom"
+        assert analyzer["tokenizer"] in BUILTIN_TOKENIZERS | set(tokenizers), name
+        unknown = [f for f in analyzer["filter"] if f not in set(filters) | BUILTIN_TOKEN_FILTERS]
         assert unknown == [], f"{name} names undefined filters {unknown}"
+        assert analyzer["filter"].index("lowercase") < analyzer["filter"].index("mnemo_stop")  # stopwords are lower case
+
+
+def test_an_undefined_filter_is_caught_by_the_rule() -> None:
+    # The rule above would have caught issue 17's defect 1 (`english_possessive_stemmer`).
+    assert "english_possessive_stemmer" not in BUILTIN_TOKEN_FILTERS
+
+
+def test_the_knn_vector_method_is_valid_for_its_engine_and_space() -> None:
+    vector = q.index_body(DIM)["mappings"]["properties"]["vector"]
+    method = vector["method"]
+    spaces, parameters = KNN_METHODS[(method["engine"], method["name"])]
+    assert method["space_type"] in spaces
+    assert set(method["parameters"]) <= parameters
+    assert 2 <= method["parameters"]["m"] <= 100 and method["parameters"]["ef_construction"] >= 2
+    assert 1 <= vector["dimension"] <= 16_000 and q.index_body(1024)["mappings"]["properties"]["vector"]["dimension"] == 1024
+    assert q.index_body(DIM)["settings"]["index"]["knn"] is True
+
+
+def _field_uses(node: Any, clause: str | None = None) -> list[tuple[str, str]]:
+    """(clause, field) for every field a query body addresses."""
+    uses: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("term", "terms", "range", "knn"):
+                uses += [(key, name) for name in value]
+                uses += [u for inner in value.values() if isinstance(inner, dict) for u in _field_uses(inner)]
+            elif key == "multi_match":
+                uses += [("multi_match", f.split("^")[0]) for f in value["fields"]]
+            elif key == "sort":
+                uses += [("sort", name) for item in value for name in item]
+            elif key == "_source" and isinstance(value, list):
+                uses += [("_source", name) for name in value]
+            elif key == "_source" and isinstance(value, dict):
+                uses += [("_source", name) for name in value.get("excludes", [])]
+            else:
+                uses += _field_uses(value)
+    elif isinstance(node, list):
+        for item in node:
+            uses += _field_uses(item)
+    return uses
+
+
+def test_every_query_body_uses_only_mapped_fields_of_the_right_type() -> None:
+    properties = q.index_body(DIM)["mappings"]["properties"]
+    every_level = {"tenant": "t1", "user_id": "u1", "agent_id": "a1", "group_id": "g1"}
+    scope = q.scope_filter(every_level, ["user"], ["open"], embedding_model=MODEL, exclude="m1")
+    plain = q.scope_filter(every_level, ["user"], ["open"])
+    bodies = [
+        q.knn_body([0.1, 0.2, 0.3, 0.4], 10, scope, source=q.CANDIDATE_SOURCE),
+        q.lexical_body("where does Alice live", 10, plain),
+        q.preceding_body("2026-01-02T03:04:05+00:00", plain),
+        q.copies_body({"t1": ["m1", "m2"], "t2": ["m3"]}),
+        q.knn_body([0.1, 0.2, 0.3, 0.4], 5, scope, source=["memory_id", "version"]),
+    ]
+    for body in bodies:
+        uses = _field_uses(body)
+        assert uses, body
+        for clause, name in uses:
+            assert name in properties, f"{clause} names unmapped field {name}"
+            if clause in QUERYABLE:
+                assert properties[name]["type"] in QUERYABLE[clause], f"{clause} on {name} ({properties[name]['type']})"
+        assert body["size"] <= 10_000  # index.max_result_window
 
 
 def test_mapping_covers_every_index_document_field_under_strict_dynamic() -> None:
     # Given strict dynamic mapping, a document field missing from the mapping would fail every write.
     properties = q.index_body(DIM)["mappings"]["properties"]
-    assert set(IndexDocument.model_fields) | {"text_tokens"} == set(properties)
+    assert set(IndexDocument.model_fields) - {"index_ids"} | {"text_tokens"} == set(properties)
     assert set(q.document_source(doc())) <= set(properties)
 
 
@@ -402,7 +514,7 @@ def test_serverless_upsert_deletes_visible_copies_and_indexes_without_an_id(reco
     recorder.reply(bulk_ok("delete", "delete", "index", "index"))
     first, second = doc("m1", version=2), doc("m2", tenant="t2")
 
-    index.upsert([first, second])
+    generated = index.upsert([first, second])
 
     ensure, lookup, bulk = recorder.requests
     assert (ensure.method, ensure.path) == ("PUT", f"/{INDEX}")
@@ -418,7 +530,9 @@ def test_serverless_upsert_deletes_visible_copies_and_indexes_without_an_id(reco
         {"index": {}}, q.document_source(first),
         {"index": {}}, q.document_source(second),
     ]
+    assert generated == {"m1": ["new-2"], "m2": ["new-3"]}  # the `_id`s the bulk answer gave
     stored = bulk.body[3]
+    assert "index_ids" not in stored
     assert stored["vector"] == [0.5, 0.5, 0.5, 0.5] and stored["links"] == {"m9": 0.8}
     assert stored["captured_at"].startswith("2025-05-22T00:00:00") and stored["status"] == "open"
     assert stored["embedding_model"] == MODEL and stored["version"] == 2
@@ -440,7 +554,7 @@ def test_the_index_is_ensured_once_per_instance(recorder: Recorder) -> None:
     index.upsert([doc("m1")])
     index.upsert([doc("m2")])
 
-    assert [r.method for r in recorder.requests] == ["PUT", "POST", "POST"]
+    assert [r.method for r in recorder.requests] == ["GET", "PUT", "POST", "POST"]
 
 
 def test_managed_domain_upsert_uses_a_deterministic_id_and_external_versions(recorder: Recorder) -> None:
@@ -450,7 +564,7 @@ def test_managed_domain_upsert_uses_a_deterministic_id_and_external_versions(rec
 
     index.upsert([doc("m1", version=3), document])  # same memory twice: the newest wins
 
-    _, bulk = recorder.requests
+    _, _, bulk = recorder.requests
     assert bulk.body == [
         {"index": {"_id": q.document_id("t1", "m1"), "version": 4, "version_type": "external_gte"}},
         q.document_source(document),
@@ -494,7 +608,7 @@ def test_managed_domain_delete_is_one_bulk_by_id_and_tolerates_not_found(recorde
 
     index.delete("t1", "m1")
 
-    _, bulk = recorder.requests
+    _, _, bulk = recorder.requests
     assert bulk.body == [{"delete": {"_id": q.document_id("t1", "m1")}}]
 
 
@@ -506,6 +620,171 @@ def test_a_vector_of_the_wrong_dimension_is_refused_before_any_request(recorder:
     with pytest.raises(DependencyError, match="3 dimensions"):
         index.search(query(vector=[1.0, 0.0, 0.0]))
     assert recorder.requests == []
+
+
+# -- issue 17, defect 2: a new Serverless index is not searchable at once -----------------------
+def test_a_just_created_serverless_index_that_is_not_searchable_yet_has_no_copies(recorder: Recorder) -> None:
+    # Given this instance has just created the index and Serverless does not serve searches on it yet
+    index = make_index(recorder, "aoss", ensured=False)
+    recorder.reply({"acknowledged": True, "index": INDEX})
+    recorder.reply(INDEX_NOT_FOUND, status=404)
+    recorder.reply(bulk_ok("index"))
+
+    # When the first upsert looks up the copies, then nothing is indexed yet and the write goes on
+    assert index.upsert([doc("m1")]) == {"m1": ["new-0"]}
+    assert [r.method for r in recorder.requests] == ["PUT", "POST", "POST"]
+
+
+def test_a_missing_index_this_instance_did_not_create_still_fails_the_write(recorder: Recorder) -> None:
+    # Given the index existed at start-up and is gone now (deleted by hand): writing would auto-create a
+    # dynamic mapping without knn_vector, so the write fails instead
+    index = make_index(recorder, "aoss")
+    recorder.reply(INDEX_NOT_FOUND, status=404)
+
+    with pytest.raises(DependencyError, match="HTTP 404 index_not_found_exception"):
+        index.upsert([doc("m1")])
+
+
+# -- issue 17, defect 3: copies a refresh does not show yet -----------------------------------------
+def test_serverless_upsert_deletes_the_copies_it_was_told_of_even_when_the_lookup_misses_them(
+        recorder: Recorder) -> None:
+    # Given v1 was indexed seconds ago as gen-a (not refreshed: the lookup finds nothing)
+    index = make_index(recorder, "aoss")
+    recorder.reply(found())
+    recorder.reply(bulk_ok("delete", "index"))
+
+    generated = index.upsert([doc("m1", version=2, index_ids=["gen-a"])])
+
+    _, _, bulk = recorder.requests
+    assert bulk.body[:2] == [{"delete": {"_id": "gen-a"}}, {"index": {}}]
+    assert generated == {"m1": ["new-1"]}
+
+
+def test_serverless_delete_removes_the_copies_it_was_told_of(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1"), 1.0, _id="gen-b")))
+    recorder.reply(bulk_ok("delete", "delete"))
+
+    index.delete("t1", "m1", ["gen-a", "gen-b"])
+
+    _, _, bulk = recorder.requests
+    assert bulk.body == [{"delete": {"_id": "gen-a"}}, {"delete": {"_id": "gen-b"}}]  # gen-b once
+
+
+def test_a_skipped_stale_write_keeps_every_known_id(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss")
+    recorder.reply(found(hit(source("m1", version=3), 1.0, _id="gen-new")))
+
+    assert index.upsert([doc("m1", version=2, index_ids=["gen-a"])]) == {"m1": ["gen-a", "gen-new"]}
+
+
+def test_managed_domains_return_no_ids_to_remember(recorder: Recorder) -> None:
+    index = make_index(recorder, "es")
+    recorder.reply(bulk_ok("index"))
+
+    assert index.upsert([doc("m1", index_ids=["ignored"])]) == {}
+
+
+# -- issue 17, defect 4: the engine version -----------------------------------------------------------
+@pytest.mark.parametrize("service", ["es", "none"])
+def test_a_cluster_below_2_13_is_refused_clearly(recorder: Recorder, service: str) -> None:
+    index = make_index(recorder, service, ensured=False)
+    recorder.replies.clear()
+    recorder.reply(cluster_info("2.11.0")).reply(cluster_info("2.11.0"))
+
+    with pytest.raises(DependencyError, match=r"OpenSearch 2\.11\.0; Mnemo needs 2\.13 or later"):
+        index.search(query())
+    with pytest.raises(DependencyError, match="2.13"):
+        index.upsert([doc("m1")])
+    assert [(r.method, r.path) for r in recorder.requests] == [("GET", "/"), ("GET", "/")]  # nothing else sent
+
+
+def test_the_version_is_checked_once_per_instance_and_never_on_import(recorder: Recorder) -> None:
+    index = make_index(recorder, "es", ensured=False)  # scripted GET / answers 2.19.1
+    recorder.reply(msearch([], [])).reply(msearch([], []))
+
+    index.search(query())
+    index.search(query())
+
+    assert [r.method + " " + r.path for r in recorder.requests] == [
+        "GET /", f"POST /{INDEX}/_msearch", f"POST /{INDEX}/_msearch"]
+
+
+def test_serverless_has_no_version_to_check(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss", ensured=False)
+    recorder.reply(msearch([], []))
+
+    index.search(query())
+
+    assert [r.path for r in recorder.requests] == [f"/{INDEX}/_msearch"]
+
+
+@pytest.mark.parametrize(("info", "accepted"), [
+    (cluster_info("7.10.2"), True),  # a managed domain in compatibility mode: the real version is hidden
+    (cluster_info("3.1.0"), True),
+    (cluster_info("2.13.0"), True),
+    (cluster_info("8.15.0", distribution=None), True),  # no distribution field: treated as OpenSearch
+    (cluster_info("2.9.0"), False),
+    (cluster_info("1.3.19"), False),
+    (cluster_info("2.19.0", distribution="elasticsearch"), False),
+])
+def test_which_versions_pass(recorder: Recorder, info: dict[str, Any], accepted: bool) -> None:
+    index = make_index(recorder, "none", ensured=False)
+    recorder.replies.clear()
+    recorder.reply(info).reply(msearch([], []))
+
+    if accepted:
+        assert index.search(query()) == []
+    else:
+        with pytest.raises(DependencyError, match="2.13"):
+            index.search(query())
+
+
+# -- issue 17, defect 5: how the two legs travel ---------------------------------------------------------
+def _legs_by_body(knn_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Callable[[Request], Any]:
+    def answer(request: Request) -> tuple[int, Any]:
+        assert request.path.endswith("/_search"), request.path
+        return 200, found(*(knn_hits if "knn" in request.body["query"] else lexical_hits))
+    return answer
+
+
+def test_serverless_sends_the_legs_as_two_concurrent_searches_and_ranks_as_msearch_does(recorder: Recorder) -> None:
+    knn_leg = [hit(source("m1", days=2), 1.8), hit(source("m2", days=30), 1 / 1.25)]
+    lexical_leg = [hit(source("m1", days=2), 7.5), hit(source("m3", days=400), 2.0)]
+    via_msearch = make_index(Recorder().reply(msearch(knn_leg, lexical_leg)), "aoss", ensured=False, legs="msearch")
+    index = make_index(recorder, "aoss", ensured=False, legs="auto")
+    recorder.responder = _legs_by_body(knn_leg, lexical_leg)
+
+    hits = index.search(query())
+
+    assert sorted(r.path for r in recorder.requests) == [f"/{INDEX}/_search", f"/{INDEX}/_search"]
+    knn, lexical = sorted((r.body for r in recorder.requests), key=lambda b: "knn" not in b["query"])
+    assert hits == via_msearch.search(query())
+    assert knn["query"]["knn"]["vector"]["k"] == 400 and "multi_match" in lexical["query"]["bool"]["must"][0]
+
+
+def test_legs_default_to_msearch_on_managed_domains_and_can_be_chosen(recorder: Recorder) -> None:
+    index = make_index(recorder, "es", ensured=False, legs="auto")
+    recorder.reply(msearch([], []))
+    index.search(query())
+    assert recorder.requests[-1].path == f"/{INDEX}/_msearch"
+
+    settings = MnemoSettings(opensearch_url="http://localhost:9200", opensearch_service="none",
+                             opensearch_legs="concurrent", embedding_dimension=DIM)
+    chosen = Recorder()
+    chosen.responder = lambda r: (200, cluster_info()) if r.path == "/" else _legs_by_body([], [])(r)
+    OpenSearchIndex.from_settings(settings, connection_class=recording_connection(chosen)).search(query())
+    assert sorted(r.path for r in chosen.requests) == ["/", "/mnemo-memories-v2/_search", "/mnemo-memories-v2/_search"]
+
+
+def test_concurrent_legs_read_a_missing_index_as_empty_and_surface_other_failures(recorder: Recorder) -> None:
+    index = make_index(recorder, "aoss", ensured=False, legs="concurrent")
+    recorder.responder = lambda r: (404, INDEX_NOT_FOUND)
+    assert index.search(query()) == []
+
+    recorder.responder = lambda r: (503, {"error": {"type": "unavailable"}}) if "knn" in r.body["query"] else (200, found())
+    with pytest.raises(DependencyError, match="HTTP 503"):
+        index.search(query())
 
 
 # -- similar ---------------------------------------------------------------------------------
@@ -620,10 +899,11 @@ def test_from_settings_signs_serverless_requests_with_sigv4(recorder: Recorder, 
     settings = MnemoSettings(opensearch_url="https://abc123.eu-west-1.aoss.amazonaws.com",
                              opensearch_service="aoss", opensearch_index="mem", embedding_dimension=DIM)
     index = OpenSearchIndex.from_settings(settings, connection_class=recording_connection(recorder))
-    recorder.reply(msearch([], []))
+    recorder.reply(found()).reply(found())  # Serverless: the two legs as two `_search` calls
 
     index.search(query())
 
+    assert [r.path for r in recorder.requests] == ["/mem-v2/_search", "/mem-v2/_search"]
     kwargs = recorder.connection_kwargs
     assert kwargs["host"] == "abc123.eu-west-1.aoss.amazonaws.com" and kwargs["port"] == 443
     assert kwargs["use_ssl"] is True and kwargs["verify_certs"] is True and kwargs["timeout"] == 5
@@ -664,48 +944,6 @@ def test_importing_the_adapter_does_not_import_opensearch_py() -> None:
             "sys.exit(int('opensearchpy' in sys.modules or 'boto3' in sys.modules))")
     env = {**os.environ, "PYTHONPATH": str(REPO / "shared")}
     assert subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO).returncode == 0
-
-
-# -- against a real cluster (optional) -------------------------------------------------------
-@pytest.fixture
-def live_index() -> Any:
-    url = os.environ.get("OPENSEARCH_URL")
-    if not url:
-        pytest.skip("set OPENSEARCH_URL to run against a real cluster")
-    settings = MnemoSettings(opensearch_url=url, opensearch_service=os.environ.get("OPENSEARCH_SERVICE", "none"),
-                             opensearch_index=f"mnemo-test-{uuid.uuid4().hex[:8]}", embedding_dimension=DIM)
-    index = OpenSearchIndex.from_settings(settings, embedding_model=MODEL)
-    index.ensure_index()
-    yield index
-    index._client.indices.delete(index=index.index_name)
-
-
-def _eventually(check: Any, timeout: float = 90.0) -> Any:
-    """Serverless refreshes about once a minute and we never call _refresh: poll."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result or time.monotonic() > deadline:
-            return result
-        time.sleep(1.0)
-
-
-@pytest.mark.opensearch
-def test_live_upsert_search_isolate_and_delete(live_index: OpenSearchIndex) -> None:
-    unit = [0.5, 0.5, 0.5, 0.5]
-    live_index.upsert([
-        doc("m1", text="Alice moved to Lisbon in spring", vector=unit, links={}),
-        doc("m2", user_id="u2", text="Alice moved to Lisbon too", vector=unit, links={}),
-        doc("m3", tenant="t2", text="Alice moved to Lisbon as well", vector=unit, links={}),
-    ])
-
-    hits = _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)))
-    assert [h.memory_id for h in hits] == ["m1"]  # never u2's nor t2's memory
-    assert hits[0].semantic == pytest.approx(1.0, abs=1e-3)
-    assert [h.memory_id for h in live_index.similar("t1", "u1", unit, 5)] == ["m1"]
-
-    live_index.delete("t1", "m1")
-    assert _eventually(lambda: live_index.search(query(text="Lisbon", vector=unit)) == [])
 
 
 def test_preceding_is_one_sorted_search_scoped_to_the_user(recorder: Recorder) -> None:

@@ -212,7 +212,7 @@ class LocalSearchIndex:
     def ensure_index(self) -> bool:
         return False  # nothing to create: partitions appear on first write
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+    def upsert(self, documents: Sequence[IndexDocument]) -> dict[str, list[str]]:
         with self._lock:
             for doc in documents:
                 previous_user = self._owner.get((doc.tenant, doc.memory_id))
@@ -224,8 +224,9 @@ class LocalSearchIndex:
                 self._partitions[(doc.tenant, doc.user_id)].add(doc)
                 self._users[doc.tenant].add(doc.user_id)
                 self._owner[(doc.tenant, doc.memory_id)] = doc.user_id
+        return {}  # ids are ours: nothing to remember
 
-    def delete(self, tenant: str, memory_id: str) -> None:
+    def delete(self, tenant: str, memory_id: str, index_ids: Sequence[str] = ()) -> None:
         with self._lock:
             user = self._owner.pop((tenant, memory_id), None)
             if user is not None:

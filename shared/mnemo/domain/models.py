@@ -90,6 +90,7 @@ class Memory(BaseModel):
     content_hash: str
     entities: list[str] = Field(default_factory=list)
     importance: float | None = None
+    index_ids: list[str] = Field(default_factory=list)  # `_id`s a Serverless index generated for its copies
 
     @property
     def namespace(self) -> Namespace:

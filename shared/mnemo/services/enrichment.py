@@ -117,10 +117,10 @@ class EnrichmentService:
         memory = item.memory
         assert memory is not None
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
-            self._index().delete(memory.tenant, memory.id)
+            self._index().delete(memory.tenant, memory.id, memory.index_ids)
             self._facts.replace_derived(memory, [], self._clock())  # its facts lose this source
             self._graph.clear(memory)
-            self._mark_enriched(memory, memory.category, memory.entities, memory.importance)
+            self._mark_enriched(memory, memory.category, memory.entities, memory.importance, [])
             return
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
@@ -130,8 +130,8 @@ class EnrichmentService:
         self._facts.replace_derived(memory, self._derive_facts(memory, extraction), self._clock())
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
-        self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
-        self._mark_enriched(memory, extraction.category, entities, extraction.importance)
+        index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
+        self._mark_enriched(memory, extraction.category, entities, extraction.importance, index_ids.get(memory.id, []))
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
         """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
@@ -196,9 +196,11 @@ class EnrichmentService:
             offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
-    def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None) -> None:
+    def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None,
+                       index_ids: list[str]) -> None:
         enriched = memory.model_copy(
             update={
+                "index_ids": index_ids,
                 "category": category,
                 "entities": entities,
                 "importance": importance,
@@ -236,4 +238,5 @@ class EnrichmentService:
             vector=vector,
             embedding_model=self._embedder.model_id,
             links=links,
+            index_ids=memory.index_ids,
         )
