@@ -9,7 +9,7 @@ INSPECTOR := tests/e2e/inspector
 export PYTHONPATH := $(CURDIR)/shared
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: dev test install model inspector sam-tools check-template sam-build pytest bench clean
+.PHONY: dev test install model inspector sam-tools check-template sam-build lint pytest bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,10 +41,14 @@ check-template: sam-tools            ## sam validate --lint, cfn-lint on SAM and
 sam-build: sam-tools install         ## sam build, then import and invoke each built function
 	scripts/sam_build_check.sh
 
+lint: install                        ## ruff (pyflakes, bugbear, isort, pyupgrade, ...) and mypy over shared/
+	$(VENV)/bin/ruff check shared functions tests bench scripts
+	$(VENV)/bin/mypy
+
 pytest: install model inspector      ## unit, integration and end-to-end tests
 	$(PY) -m pytest tests -m "not sam"
 
-test: check-template sam-build pytest
+test: lint check-template sam-build pytest
 
 bench: install model                 ## the quick benchmarks (see bench/README.md for LoCoMo and cold start)
 	$(PY) bench/enrichment_bench.py

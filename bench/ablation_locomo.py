@@ -59,9 +59,9 @@ class Embeddings:
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
         keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
-        missing = [(k, t) for k, t in zip(keys, texts) if k not in self.cache]
+        missing = [(k, t) for k, t in zip(keys, texts, strict=False) if k not in self.cache]
         if missing:
-            for (k, _), v in zip(missing, self.model.embed([t for _, t in missing])):
+            for (k, _), v in zip(missing, self.model.embed([t for _, t in missing]), strict=False):
                 self.cache[k] = np.asarray(v, dtype=np.float32)
             np.savez(self.path, **self.cache)
         return [self.cache[k].tolist() for k in keys]
@@ -83,7 +83,7 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     contents = [t.content for t in conv.turns]
     embed_texts = [
         f"{contents[i - 1]} {c}" if variant.embed_previous and i > 0 and conv.turns[i - 1].session == t.session else c
-        for i, (c, t) in enumerate(zip(contents, conv.turns))
+        for i, (c, t) in enumerate(zip(contents, conv.turns, strict=False))
     ]
     vectors = embed(embed_texts)
     created = [NOW - timedelta(days=30) + timedelta(seconds=i) for i in range(len(contents))]
@@ -92,7 +92,7 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     docs = []
     entity_posts: dict[str, list[str]] = defaultdict(list)
     matrix = np.asarray(vectors, dtype=np.float32)
-    for i, (turn, ex) in enumerate(zip(conv.turns, extractions)):
+    for i, (turn, ex) in enumerate(zip(conv.turns, extractions, strict=False)):
         previous = i > 0 and conv.turns[i - 1].session == turn.session
         context_parts = []
         if "previous" in variant.context and previous:
@@ -133,7 +133,7 @@ def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> d
         index = build(conv, variant, embed, extractor)
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         qvecs = embed([q.question for q in questions])
-        for q, qv in zip(questions, qvecs):
+        for q, qv in zip(questions, qvecs, strict=False):
             candidates = index.search(SearchQuery(scope=SCOPE, text=q.question, vector=qv,
                                                   authors=["user", "agent"], top_k=10))
             # Ranked as MemoryService ranks (every neighbour is visible here: one user, all open).

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -38,12 +41,30 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         yield resources
 
 
+class FixedClock:
+    """A fixed start, one millisecond further at each reading: deterministic and strictly increasing,
+    so no test depends on the day, hour or weekday it runs (the services never read the wall clock)."""
+
+    START = datetime(2025, 6, 7, 9, 0, tzinfo=UTC)  # a Saturday
+
+    def __init__(self) -> None:
+        self._ticks = itertools.count()
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return self.START + timedelta(milliseconds=next(self._ticks))
+
+
 @pytest.fixture
 def container(aws: dict[str, str]):  # noqa: ANN201
+    """The services on moto with a `FixedClock`, installed as the process-wide container so the
+    Lambda handlers a test invokes share them."""
     from mnemo import bootstrap
+    from mnemo.settings import MnemoSettings
 
     bootstrap.reset()
-    yield bootstrap.container()
+    yield bootstrap.install(bootstrap.Container(MnemoSettings(), clock=FixedClock()))
     bootstrap.reset()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -37,7 +38,7 @@ class QuestionResult:
             "category": self.question.category,
             "question": self.question.question,
             "gold": list(self.question.evidence),
-            "ranked": {system: ids for system, ids in self.ranked.items()},
+            "ranked": dict(self.ranked.items()),
             "mnemo_scores": [h.score for h in self.mnemo.hits],
             "latency_ms": round(self.mnemo.seconds * 1000, 3),
             "recall_at_5": {system: s.recall_at_5 for system, s in self.scores.items()},
@@ -51,10 +52,8 @@ def machine_info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
     }
-    try:
+    with contextlib.suppress(OSError):
         info["load_avg_1m"] = round(os.getloadavg()[0], 2)
-    except OSError:
-        pass
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,

@@ -7,9 +7,12 @@ embedding model, the LLM client) are built on first use, so a capture never pays
 from __future__ import annotations
 
 import threading
-from functools import cached_property, lru_cache
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
 from typing import TYPE_CHECKING
 
+from mnemo.domain.models import utcnow
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
@@ -23,8 +26,10 @@ if TYPE_CHECKING:
 
 
 class Container:
-    def __init__(self, settings: MnemoSettings) -> None:
+    def __init__(self, settings: MnemoSettings, *, clock: Callable[[], datetime] = utcnow) -> None:
+        """`clock` is every service's notion of now (tests inject a fixed one: no test reads the wall clock)."""
         self.settings = settings
+        self.clock = clock
         self._lock = threading.Lock()
 
     @cached_property
@@ -56,14 +61,15 @@ class Container:
         from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
         from mnemo.services.keys import KeyService
 
-        return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table))
+        return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
     @cached_property
     def memories(self) -> MemoryService:
         from mnemo.services.memories import MemoryService
 
         return MemoryService(
-            self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store
+            self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
+            clock=self.clock,
         )
 
     def index(self) -> SearchIndex:
@@ -87,7 +93,8 @@ class Container:
     def enrichment(self) -> EnrichmentService:
         from mnemo.services.enrichment import EnrichmentService
 
-        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(), facts=self.fact_store)
+        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
+                                 facts=self.fact_store, clock=self.clock)
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -105,13 +112,13 @@ class Container:
     def facts(self) -> FactService:
         from mnemo.services.facts import FactService
 
-        return FactService(self.fact_store)
+        return FactService(self.fact_store, clock=self.clock)
 
     @cached_property
     def recovery(self) -> RecoveryService:
         from mnemo.services.recovery import RecoveryService
 
-        return RecoveryService(self.store, self.queue, self.queue)  # type: ignore[arg-type]
+        return RecoveryService(self.store, self.queue, self.queue, clock=self.clock)  # type: ignore[arg-type]
 
     @cached_property
     def status(self) -> StatusService:
@@ -145,14 +152,33 @@ def default_model_dir() -> str:
     return str(Path.cwd() / "models" / "minilm")
 
 
-@lru_cache(maxsize=1)
+_current: Container | None = None
+_current_lock = threading.Lock()
+
+
 def container() -> Container:
-    return Container(MnemoSettings())
+    """The process-wide container of the Lambda entry points, built from the environment on first use."""
+    global _current
+    with _current_lock:
+        if _current is None:
+            _current = Container(MnemoSettings())
+        return _current
+
+
+def install(replacement: Container) -> Container:
+    """Make `replacement` the process-wide container (tests: one container, with their clock, shared
+    by the services they call and the Lambda handlers they invoke)."""
+    global _current
+    with _current_lock:
+        _current = replacement
+    return replacement
 
 
 def reset() -> None:
     """Forget the process-wide container (tests and the local server rebuild it with new settings)."""
+    global _current
     from mnemo.adapters.aws import reset_session
 
-    container.cache_clear()
+    with _current_lock:
+        _current = None
     reset_session()

@@ -41,7 +41,7 @@ class BrowseQuery(BaseModel):
 
     scope: NamespaceFilter
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
-    authors: list[Author] = Field(default_factory=lambda: ["user"])
+    authors: list[Author] = Field(default_factory=lambda: list[Author](["user"]))
     limit: int = 10
     cursor: Cursor | None = None
 
@@ -52,7 +52,7 @@ class SearchQuery(BaseModel):
     scope: NamespaceFilter
     text: str
     vector: list[float] | None = None  # the query's embedding; None runs the lexical leg only
-    authors: list[Author] = Field(default_factory=lambda: ["user"])
+    authors: list[Author] = Field(default_factory=lambda: list[Author](["user"]))
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
     top_k: int = 10  # how many results the caller will show; each leg returns `leg_size(top_k)` hits
 

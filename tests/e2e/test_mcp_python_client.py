@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from mcp import Client
 from tests.e2e.conftest import LocalServer
 
 pytestmark = pytest.mark.e2e

@@ -12,13 +12,12 @@ import pytest
 from mnemo.adapters.aws import client
 from mnemo.domain.commands import CaptureCommand, EditCommand
 from mnemo.domain.models import EnrichmentState, Status
+from mnemo.domain.namespace import NamespaceFilter
 from mnemo.errors import DependencyError
 from mnemo.local.poller import QueuePoller
 from mnemo.local.server import load_function
 from mnemo.ports import SearchQuery
-from mnemo.domain.namespace import NamespaceFilter
 from tests.integration.conftest import Context
-
 
 LOCAL = NamespaceFilter(tenant="local")  # the test key's tenant, user "default"
 

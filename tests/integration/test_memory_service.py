@@ -9,7 +9,7 @@ import pytest
 
 from mnemo.adapters.aws import client
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
-from mnemo.domain.models import EnrichmentState, Principal, Permission, Status
+from mnemo.domain.models import EnrichmentState, Permission, Principal, Status
 from mnemo.errors import ConflictError, ForbiddenError, NotFoundError, UnsupportedEditError
 from tests.conftest import received
 
@@ -136,5 +136,5 @@ def test_failed_enqueue_still_accepts_the_write(container, principal, monkeypatc
     memory = capture(container, principal, "persisted even if the queue is down", as_user=True)
     stored = container.store.get("local", memory.id)
     assert stored is not None and stored.enrichment.state == EnrichmentState.PENDING
-    stale = container.store.stale_pending(datetime.now(UTC) + timedelta(seconds=1), limit=10)
+    stale = container.store.stale_pending(container.clock() + timedelta(seconds=1), limit=10)
     assert memory.id in [m.id for m in stale]

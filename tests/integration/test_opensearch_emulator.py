@@ -17,9 +17,9 @@ from opensearchpy import OpenSearch
 
 from mnemo.adapters import opensearch_queries as q
 from mnemo.adapters.opensearch_index import OpenSearchIndex
+from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.text import tokenize
 from mnemo.errors import DependencyError
-from mnemo.domain.namespace import NamespaceFilter
 from mnemo.ports import IndexDocument, SearchQuery
 from tests.integration.test_search_index_port import emulate_possessive_filter
 

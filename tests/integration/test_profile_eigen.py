@@ -13,9 +13,9 @@ from typing import Any, NamedTuple
 
 import httpx
 import pytest
-from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp import Client
 from tests.conftest import TEST_KEY
 
 BASE = "http://127.0.0.1:8000"

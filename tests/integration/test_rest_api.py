@@ -98,9 +98,9 @@ def test_status_reports_pending_and_failed(http) -> None:
 
 
 def test_search_returns_scored_results_with_metadata(http, container) -> None:
+    from mnemo.adapters.aws import client
     from mnemo.surfaces.worker import handle_batch
     from tests.conftest import received
-    from mnemo.adapters.aws import client
 
     http.post("/v1/memories", headers=auth(), json={"content": "Standups are on Tuesdays", "user_id": "carol", "metadata": {"dia_id": "D1:1"}})
     http.post("/v1/memories", headers=auth(), json={"content": "Dinner with Anna", "user_id": "carol"})

@@ -16,6 +16,7 @@ Reads poll (`eventually`): Serverless makes a write searchable only after its re
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import time
@@ -107,10 +108,8 @@ def adapter(request: pytest.FixtureRequest) -> Iterator[tuple[str, Callable[[], 
 
     yield kind, make
     if made:
-        try:
+        with contextlib.suppress(Exception):  # cleanup of a throwaway index must not mask the test's result
             made[0]._client.indices.delete(index=made[0].index_name, ignore=[404])
-        except Exception:  # noqa: BLE001 - cleanup of a throwaway index must not mask the test's result
-            pass
 
 
 def needs_knn(kind: str) -> None:
@@ -118,7 +117,7 @@ def needs_knn(kind: str) -> None:
         pytest.skip("osmem-server does not execute k-NN; the contract tests pin the knn bodies")
 
 
-def eventually(check: Callable[[], T], timeout: float | None = None) -> T:
+def eventually[T](check: Callable[[], T], timeout: float | None = None) -> T:
     """Poll until `check()` is truthy: Serverless refreshes about once a minute and we never `_refresh`."""
     deadline = time.monotonic() + (timeout if timeout is not None else (90.0 if os.environ.get("OPENSEARCH_URL") else 5.0))
     while True:

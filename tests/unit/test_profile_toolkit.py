@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from mcp import Client
 from pydantic import Field
 
+from mcp import Client
 from mnemo.domain.commands import CaptureCommand
 from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording

@@ -23,7 +23,7 @@ def client(service: str, **kwargs: Any) -> Any:
     with _lock:
         if _session is None:
             _session = boto3.session.Session()
-        return _session.client(service, config=kwargs.pop("config", _RETRIES), **kwargs)
+        return _session.client(service, config=kwargs.pop("config", _RETRIES), **kwargs)  # type: ignore[call-overload]
 
 
 def reset_session() -> None:

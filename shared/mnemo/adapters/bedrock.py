@@ -16,11 +16,17 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, ConnectionClosedError, ConnectTimeoutError
-from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 from pydantic import ValidationError
 
 from mnemo.domain.extraction import CATEGORIES, Entity, EntityKind, Extraction, Fact
@@ -31,7 +37,6 @@ if TYPE_CHECKING:
     from mnemo.settings import MnemoSettings
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 ATTEMPTS = 3
 BASE_DELAY, MAX_DELAY = 0.5, 4.0
@@ -81,7 +86,7 @@ def failure_reason(exc: BaseException) -> tuple[str, bool] | None:
     return None
 
 
-def with_retries(call: Callable[[], T], *, attempts: int = ATTEMPTS, sleep: Callable[[float], Any] = time.sleep,
+def with_retries[T](call: Callable[[], T], *, attempts: int = ATTEMPTS, sleep: Callable[[float], Any] = time.sleep,
                  describe: str = "Bedrock call", rand: Callable[[], float] = random.random) -> T:
     """Run `call` up to `attempts` times in total, backing off between tries; raise DependencyError at the end.
 
@@ -241,7 +246,7 @@ def _first_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _items(model: type[T], values: Any, limit: int, prepare: Callable[[Any], Any]) -> list[T]:
+def _items[T](model: type[T], values: Any, limit: int, prepare: Callable[[Any], Any]) -> list[T]:
     """Validate each item on its own: one bad entity or fact is dropped, not the whole extraction."""
     out: list[T] = []
     for value in values if isinstance(values, list) else []:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -145,9 +146,9 @@ class DynamoDbFactStore:
         wanted = {f.uuid: f for f in facts}
         previous = self._provenance(memory.tenant, memory.id)
         for fact in wanted.values():
-            _retry(lambda fact=fact: self._support(memory, fact, at))
+            _retry(partial(self._support, memory, fact, at))
         for fact_uuid in [u for u in previous if u not in wanted]:
-            _retry(lambda fact_uuid=fact_uuid: self._withdraw(memory, fact_uuid, at))
+            _retry(partial(self._withdraw, memory, fact_uuid, at))
         return [f for f in self.for_memory(memory.tenant, memory.id) if f.status == FactStatus.ACTIVE]
 
     def _support(self, memory: Memory, fact: Fact, at: datetime) -> None:

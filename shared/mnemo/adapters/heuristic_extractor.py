@@ -278,7 +278,7 @@ def _entities(text: str) -> list[Entity]:
     for _, name, kind in sorted(found, key=lambda f: f[0]):
         if name and name.casefold() not in seen and len(out) < MAX_ENTITIES:
             seen.add(name.casefold())
-            out.append(Entity(name=name, kind=kind))  # type: ignore[arg-type]
+            out.append(Entity(name=name, kind=kind))
     return out
 
 
@@ -347,5 +347,5 @@ class HeuristicExtractor:
         importance = (0.3 + _CATEGORY_WEIGHT[category] + (0.1 if dated else 0.0)
                       + (0.15 if _EMPHASIS_RE.search(body) else 0.0) + (0.05 if facts else 0.0)
                       + min(0.1, len(body.split()) / 300))
-        return Extraction(normalized_text=normalized, category=category,  # type: ignore[arg-type]
+        return Extraction(normalized_text=normalized, category=category,
                           entities=entities, facts=facts, importance=round(min(1.0, max(0.0, importance)), 3))

@@ -23,7 +23,6 @@ from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, clamp01, leg_si
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
-
 AUTHOR_CODES = {"user": 0, "agent": 1}
 STATUS_CODES = {Status.OPEN: 0, Status.COMPLETED: 1, Status.ARCHIVED: 2}
 _FREE = -1  # status code of a row whose document was removed or replaced
@@ -72,8 +71,8 @@ class _Field:
             if self.doc_freq.get(term, 0) <= 0:
                 continue
             if term not in self.arrays:
-                rows, tfs = self.postings[term]
-                self.arrays[term] = (np.asarray(rows, dtype=np.int64), np.asarray(tfs, dtype=np.float32))
+                row_list, tf_list = self.postings[term]
+                self.arrays[term] = (np.asarray(row_list, dtype=np.int64), np.asarray(tf_list, dtype=np.float32))
             rows, tfs = self.arrays[term]
             keep = allowed[rows]
             rows, tfs = rows[keep], tfs[keep]

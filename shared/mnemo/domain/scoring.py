@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Sequence
-from typing import Any
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 BM25_K1 = 1.2
 BM25_B = 0.75

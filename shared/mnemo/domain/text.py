@@ -6,9 +6,7 @@ import re
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 STOPWORDS = frozenset(
-    """a an and are as at be been but by did do does for from had has have he her hers him his how i if in
-    into is it its me my of on or our she so than that the their them then there these they this to was we
-    were what when where which who whom why will with would you your yours""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your", "yours"]
 )
 
 

@@ -78,7 +78,7 @@ def _construct_intrinsic(loader: CloudFormationLoader, tag_suffix: str, node: ya
     elif isinstance(node, yaml.SequenceNode):
         value = loader.construct_sequence(node, deep=True)
     else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        value = loader.construct_mapping(node, deep=True)
     return {key: value}
 
 

@@ -6,6 +6,7 @@ keys (a replay rewrites the same items), and the final write is conditional on t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -142,10 +143,8 @@ class EnrichmentService:
         state = EnrichmentState.FAILED if final else EnrichmentState.PENDING
         attempts = memory.enrichment.attempts + 1
         updated = memory.model_copy(update={"enrichment": Enrichment(state=state, error=reason, attempts=attempts)})
-        try:
+        with contextlib.suppress(ConflictError):
             self._store.save(updated, expected_version=memory.version)
-        except ConflictError:
-            pass
 
     # -- steps ---------------------------------------------------------------------------
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:

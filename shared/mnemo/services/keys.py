@@ -15,7 +15,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from mnemo.domain.models import Principal, Permission, utcnow
+from mnemo.domain.models import Permission, Principal, utcnow
 from mnemo.errors import AuthenticationError, NotFoundError, ValidationFailed
 from mnemo.ports import ApiKeyRecord, KeyStore
 

@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
-from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain import scoring
+from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
 from mnemo.domain.graph import Fact, FactStatus, Link
 from mnemo.domain.models import (
@@ -16,8 +16,8 @@ from mnemo.domain.models import (
     Enrichment,
     Memory,
     Page,
-    Principal,
     Permission,
+    Principal,
     ScoredMemory,
     Status,
     content_hash,

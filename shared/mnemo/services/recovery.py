@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -46,10 +47,8 @@ class RecoveryService:
         for memory in self._store.stale_pending(now - grace, limit):
             self._queue.send(EnrichmentTask(tenant=memory.tenant, memory_id=memory.id, version=memory.version))
             touched = memory.model_copy(update={"enrichment": memory.enrichment.model_copy(update={"queued_at": now})})
-            try:
+            with suppress(ConflictError):  # edited meanwhile: the edit sent its own task
                 self._store.save(touched, expected_version=memory.version)
-            except ConflictError:
-                pass  # edited meanwhile: the edit sent its own task
             requeued += 1
         if requeued:
             logger.warning("re-enqueued memories whose enrichment task was lost", extra={"count": requeued})

@@ -36,7 +36,7 @@ def _respond(error: Problem, headers: dict[str, str] | None = None) -> JSONRespo
 def create_app(services: Container | Services, *, rest: bool = True, mcp: bool = True) -> ASGIApp:
     """The app over `services`: a container, or a function giving it (the Lambda entry points pass
     the cached composition root, so nothing is built or read at import)."""
-    provide: Services = services if callable(services) else (lambda: services)  # type: ignore[assignment]
+    provide: Services = services if callable(services) else (lambda: services)
     api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.")
     api.state.services = provide
 

@@ -129,7 +129,7 @@ def _validation_errors(exc: BaseException) -> list[Mapping[str, Any]] | None:
     if isinstance(exc, ValidationError):
         return list(exc.errors(include_url=False, include_input=False))
     if type(exc).__name__ == "RequestValidationError":  # fastapi's; not imported so MCP needs no FastAPI
-        located = []
+        located: list[Mapping[str, Any]] = []
         for error in exc.errors():  # type: ignore[attr-defined]
             loc = tuple(error.get("loc", ()))
             part, rest = (loc[0], loc[1:]) if loc and loc[0] in REQUEST_PARTS else ("", loc)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Permission, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
 from mnemo.errors import ForbiddenError
 from mnemo.services.memories import MemoryService, require
 from mnemo.services.status import StatusService

@@ -78,6 +78,6 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
                 logger.exception("could not record the failure on the memory")
             raise
 
-    return process_partial_response(
+    return process_partial_response(  # type: ignore[return-value]  # a TypedDict: the dict Lambda reads
         event=event, record_handler=record_handler, processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False), context=context
     )
