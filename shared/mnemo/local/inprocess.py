@@ -1,0 +1,40 @@
+"""The local stack's boto3 clients answered by moto in this process instead of over HTTP.
+
+moto's threaded server keeps serving the same backends (process-wide state) to the AWS CLI and
+other processes; the app's own clients skip the socket, the HTTP server thread and its request
+parsing (measured: bench/local_stack_bench.py). Requests still go through botocore's serialisation
+and moto's request handlers, so the wire format, errors and retries behave as they do over HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from moto.core.botocore_stubber import BotocoreStubber, MockRawResponse
+
+__all__ = ["answer_in_process"]
+
+_stubber = BotocoreStubber()
+_stubber.enabled = True
+
+
+def answer_in_process(client: Any) -> Any:
+    """Route `client`'s requests to moto's in-process backends (only this client's; returns it)."""
+    service = client.meta.service_model.endpoint_prefix
+    region = client.meta.region_name
+    host = f"{service}.{region}.amazonaws.com"
+
+    def send(request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        # moto routes by AWS hostname: present the request as sent to the service's public endpoint.
+        parts = urlsplit(request.url)
+        request.url = urlunsplit(("https", host, parts.path, parts.query, parts.fragment))
+        answer = _stubber.process_request(request)
+        if answer is None:
+            return None
+        status, headers, body = answer
+        return AWSResponse(request.url, status, headers, MockRawResponse(body))  # type: ignore[arg-type]
+
+    client.meta.events.register_first(f"before-send.{client.meta.service_model.service_name}", send)
+    return client

@@ -1,0 +1,151 @@
+"""The local stack keeps DynamoDB's guarantees (issue 16 item 2, issue 14): concurrent edits lose no
+acknowledged write, transactions are all-or-nothing, and the O(key) query paths answer exactly
+what moto's O(table) ones do."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from mnemo.domain.commands import CaptureCommand, EditCommand
+from mnemo.errors import ConflictError
+from tests.integration.test_local_stack import clean_env  # noqa: F401 - fixture
+
+EDITORS = 16
+KEY = "mn_guarantees_0123456789abcdefghijklmnop"
+
+
+@pytest.fixture
+def stack(clean_env):  # noqa: ANN001, ANN201, F811
+    from mnemo.local.server import LocalStack
+
+    local = LocalStack(KEY)
+    local.start()
+    yield local
+    local.stop(forget=True)
+
+
+def test_concurrent_appends_keep_every_acknowledged_edit(stack) -> None:  # noqa: ANN001
+    # Given a memory in a tenant with other data (the enrichment poller working on it meanwhile),
+    # and editors both in process and over moto's HTTP server (its request threads)
+    from mnemo import bootstrap
+
+    services = stack.container
+    principal = services.keys.authenticate(KEY)
+    for i in range(30):
+        services.memories.capture(principal, CaptureCommand(raw=f"padding note {i}", as_user=True))
+    memory = services.memories.capture(principal, CaptureCommand(raw="shopping list:", as_user=True))
+    over_http = bootstrap.Container(services.settings)  # clients from AWS_ENDPOINT_URL_*: the HTTP server
+    acknowledged: list[str] = []
+    refused: list[str] = []
+    start = threading.Barrier(EDITORS)
+
+    def edit(i: int) -> None:
+        token = f"item-{i:02d}"
+        memories = (services if i % 2 else over_http).memories
+        start.wait()
+        try:
+            memories.edit(principal, memory.id, EditCommand(edit_request=f"append: {token}"))
+            acknowledged.append(token)
+        except ConflictError:  # 409: refused, the caller knows it was not applied
+            refused.append(token)
+
+    # When 16 editors append at once
+    threads = [threading.Thread(target=edit, args=(i,)) for i in range(EDITORS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    # Then every acknowledged append is in the final text, once, and nothing refused is
+    final = services.memories.get(principal, memory.id)
+    assert len(acknowledged) + len(refused) == EDITORS and acknowledged
+    for token in acknowledged:
+        assert final.raw.count(token) == 1, (token, final.raw)
+    for token in refused:
+        assert token not in final.raw
+    assert final.version == 1 + len(acknowledged)
+    edits = [a for a in services.memories.history(principal, memory.id) if a.action == "edited"]
+    assert sorted(a.version for a in edits) == list(range(2, 2 + len(acknowledged)))
+
+
+@pytest.fixture
+def table(aws):  # noqa: ANN001, ANN201
+    from mnemo.adapters.aws import client
+    from mnemo.local import moto_dynamodb
+
+    moto_dynamodb.install()
+    return client("dynamodb"), aws["MemoriesTable"]
+
+
+def _item(pk: str, sk: str, **attrs: str) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}, **{k: {"S": v} for k, v in attrs.items()}}
+
+
+def test_a_failed_transaction_writes_nothing_and_keeps_other_writes(table) -> None:  # noqa: ANN001
+    db, name = table
+    db.put_item(TableName=name, Item=_item("A", "MEMORY", text="a1"))
+    db.put_item(TableName=name, Item=_item("B", "MEMORY", text="b1"))
+    # Given a transaction whose first write is fine and whose second condition fails
+    with pytest.raises(db.exceptions.TransactionCanceledException) as caught:
+        db.transact_write_items(TransactItems=[
+            {"Put": {"TableName": name, "Item": _item("A", "MEMORY", text="a2")}},
+            {"Put": {"TableName": name, "Item": _item("B", "MEMORY", text="b2"),
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+        ])
+    reasons = [r["Code"] for r in caught.value.response["CancellationReasons"]]
+    assert reasons == ["None", "ConditionalCheckFailed"]
+    # Then neither item changed
+    assert db.get_item(TableName=name, Key=_item("A", "MEMORY"))["Item"]["text"] == {"S": "a1"}
+    assert db.get_item(TableName=name, Key=_item("B", "MEMORY"))["Item"]["text"] == {"S": "b1"}
+    # And a transaction failing while it applies (a type error in an update) is rolled back too
+    with pytest.raises(db.exceptions.ClientError):
+        db.transact_write_items(TransactItems=[
+            {"Put": {"TableName": name, "Item": _item("C", "MEMORY", text="c1")}},
+            {"Update": {"TableName": name, "Key": _item("A", "MEMORY"), "UpdateExpression": "SET n = n + :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+        ])
+    assert "Item" not in db.get_item(TableName=name, Key=_item("C", "MEMORY"))
+    assert db.get_item(TableName=name, Key=_item("A", "MEMORY"))["Item"] == _item("A", "MEMORY", text="a1")
+
+
+def test_keyed_queries_answer_what_moto_answers_after_random_writes(table) -> None:  # noqa: ANN001
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    db, name = table
+    rng = random.Random(7)
+    partitions = [f"P{i}" for i in range(6)]
+    for step in range(400):  # puts, GSI-key moves by UpdateItem, deletes, transactions
+        pk, sk = rng.choice(partitions), f"S{rng.randrange(12)}"
+        roll = rng.random()
+        if roll < 0.5:
+            db.put_item(TableName=name, Item=_item(pk, sk, gsi2pk=rng.choice("xyz"), gsi2sk=f"{step:04d}"))
+        elif roll < 0.7:
+            db.update_item(TableName=name, Key=_item(pk, sk), UpdateExpression="SET gsi2pk = :g, gsi2sk = :s",
+                           ExpressionAttributeValues={":g": {"S": rng.choice("xyz")}, ":s": {"S": f"{step:04d}"}})
+        elif roll < 0.9:
+            db.delete_item(TableName=name, Key=_item(pk, sk))
+        else:
+            db.transact_write_items(TransactItems=[
+                {"Delete": {"TableName": name, "Key": _item(pk, sk)}},
+                {"Put": {"TableName": name, "Item": _item(pk, "S99", gsi2pk="x", gsi2sk=f"{step:04d}")}},
+            ])
+        if step % 50:
+            continue
+        moto_table = dynamodb_backends["123456789012"]["us-east-1"].get_table(name)
+        original = Table.query.__wrapped__  # type: ignore[attr-defined]
+        for value in "xyz":
+            key = DynamoType({"S": value})
+            args = (None, [], None, None, True, None, "gsi2")
+            kwargs = {"hash_key_conditions": [("gsi2pk", key)]}
+            assert [i.to_json() for i in Table.query(moto_table, key, *args, **kwargs)[0]] == \
+                [i.to_json() for i in original(moto_table, key, *args, **kwargs)[0]]
+        for pk in partitions:
+            key = DynamoType({"S": pk})
+            args = (None, [], None, None, True, None)
+            assert [i.to_json() for i in Table.query(moto_table, key, *args)[0]] == \
+                [i.to_json() for i in original(moto_table, key, *args)[0]]
