@@ -1,0 +1,120 @@
+"""The local stack (`make dev`) as it runs: edit cost and enrichment throughput as the table grows.
+
+Runs the stack twice in the same run, each in a fresh process: `before` (moto as shipped, the
+app's clients over HTTP) and `after` (mnemo.local.moto_dynamodb + in-process clients). For each
+tenant size in `--sizes` it captures memories up to that size (poller stopped), then measures
+- enrichment: the queue drained by the stack's poller (SQS batches of 10), memories/s, and
+  AWS calls per enriched memory by operation (botocore `before-call` on the app's clients);
+- edit: `append:` edits of one memory (a conditional put + history in one transaction), ms each.
+
+    PYTHONPATH=shared:. .venv/bin/python bench/local_stack_bench.py [--sizes 300,1000] [--before-sizes 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "shared"))
+sys.path.insert(0, str(REPO / "bench"))
+KEY = "mn_localbench_0123456789abcdefghijklmnop"
+
+
+def drained(services: Any, principal: Any, poller: Any) -> None:
+    """Poll until the queue is empty and nothing is pending (the status check, two calls, runs only
+    when a poll came back empty, so it adds a negligible share to the per-memory call counts)."""
+    while poller.poll_once() or services.status.for_tenant(principal.tenant).pending:
+        pass
+
+
+def measure(mode: str, sizes: list[int], edits: int) -> dict[str, Any]:
+    from enrichment_bench import texts
+
+    from mnemo.domain.commands import CaptureCommand, EditCommand
+    from mnemo.local import inprocess, moto_dynamodb
+    from mnemo.local.poller import QueuePoller
+    from mnemo.local.server import LocalStack
+
+    if mode == "before":  # moto as shipped, the app over HTTP
+        moto_dynamodb.install = lambda: None  # type: ignore[assignment]
+        inprocess.answer_in_process = lambda client: client  # type: ignore[assignment]
+    stack = LocalStack(KEY)
+    stack.start()
+    stack.poller.stop()
+    services = stack.container
+    principal = services.keys.authenticate(KEY)
+    services.embedder.embed(["warm up the model"])
+    calls: Counter[str] = Counter()
+    sqs = inprocess.answer_in_process(__import__("mnemo.adapters.aws", fromlist=["client"]).client("sqs"))
+    for aws_client in (services._dynamodb, services._sqs, sqs):  # noqa: SLF001
+        aws_client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
+    corpus = texts(max(sizes))
+    target = services.memories.capture(principal, CaptureCommand(raw="edit target:", as_user=True))
+    rows, done = [], 1
+    for size in sizes:
+        for text in corpus[done - 1 : size - 1]:
+            services.memories.capture(principal, CaptureCommand(raw=text, as_user=True))
+        batch, done = size - done, size
+        calls.clear()
+        poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
+        started = time.perf_counter()
+        drained(services, principal, poller)
+        drain = time.perf_counter() - started
+        per_op = {op: round(n / batch, 2) for op, n in sorted(calls.items())}
+        timings = []
+        for i in range(edits):
+            t = time.perf_counter()
+            services.memories.edit(principal, target.id, EditCommand(edit_request=f"append: e{size}-{i}"))
+            timings.append((time.perf_counter() - t) * 1000)
+        drained(services, principal, poller)  # the edits' re-enrichment
+        rows.append({"memories": size, "enriched": batch, "seconds": round(drain, 2),
+                     "memories_per_s": round(batch / drain, 2), "edit_ms_median": round(statistics.median(timings), 2),
+                     "calls_per_memory": per_op})
+        print(f"  [{mode}] {size} memories: {batch / drain:.1f}/s, edit {statistics.median(timings):.1f} ms", flush=True,
+              file=sys.stderr)
+    stack.stop(forget=True)
+    return {"mode": mode, "rows": rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="300,1000,3000")
+    parser.add_argument("--before-sizes", default="300,1000")
+    parser.add_argument("--edits", type=int, default=10)
+    parser.add_argument("--mode", choices=["before", "after"], help=argparse.SUPPRESS)  # a child process
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "local_stack.json")
+    args = parser.parse_args()
+    os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
+                       "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+    if args.mode:
+        print(json.dumps(measure(args.mode, [int(s) for s in args.sizes.split(",")], args.edits)))
+        return 0
+    results = []
+    for mode, sizes in (("before", args.before_sizes), ("after", args.sizes)):
+        out = subprocess.run([sys.executable, __file__, "--mode", mode, "--sizes", sizes, "--edits", str(args.edits)],
+                             check=True, capture_output=True, text=True, env=os.environ).stdout
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    print(f"Local stack: enrichment drain and edits as the tenant grows ({machine})")
+    print(f"  {'mode':<7} {'memories':>8} {'enriched/s':>10} {'edit ms':>8}  AWS calls per enriched memory")
+    for result in results:
+        for row in result["rows"]:
+            ops = ", ".join(f"{op} {n}" for op, n in row["calls_per_memory"].items())
+            print(f"  {result['mode']:<7} {row['memories']:>8} {row['memories_per_s']:>10.1f} {row['edit_ms_median']:>8.1f}  {ops}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": machine, "results": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
