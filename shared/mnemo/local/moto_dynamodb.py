@@ -129,7 +129,8 @@ def _transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, 
 
 
 def _apply(backend: DynamoDBBackend, op_type: str, op: dict[str, Any], table_name: str, key: dict[str, Any]) -> None:
-    names, values = op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
+    names: Any = op.get("ExpressionAttributeNames")  # None when absent, as moto's own transaction passes them
+    values: Any = op.get("ExpressionAttributeValues")
     condition = op.get("ConditionExpression")
     if op_type == "Put":
         backend.put_item(table_name, op["Item"], condition_expression=condition,
@@ -150,7 +151,7 @@ def _restore(table: Table, key: Key, item: Item | None) -> None:
         table.items[hash_value][range_value] = item
         _reindex(table, key, item)
     else:
-        table.items[hash_value] = item
+        table.items[hash_value] = item  # type: ignore[assignment]  # moto types items for range-key tables
         _reindex(table, key, item)
 
 
@@ -174,7 +175,7 @@ def _partition_query(query: Callable[..., Any]) -> Callable[..., Any]:
         elif self.range_key_attr:
             candidates = list(self.items.get(hash_key, {}).values()) if hash_key in self.items else []
         else:
-            candidates = [self.items[hash_key]] if hash_key in self.items else []
+            candidates = [self.items[hash_key]] if hash_key in self.items else []  # type: ignore[list-item]
         with _LOCK:  # the override below is visible to this call only: requests are serialised
             self.all_items = lambda: candidates  # type: ignore[method-assign]
             try:
@@ -201,7 +202,7 @@ def _postings(table: Table) -> dict[str, dict[tuple[Any, ...], dict[Key, Item]]]
         table.__dict__["_mnemo_posted"] = {}
         for item in list(Table.all_items(table)):
             _reindex(table, (item.hash_key, item.range_key), item)
-    return postings  # type: ignore[no-any-return]
+    return postings
 
 
 def _reindex(table: Table, key: Key, item: Item | None) -> None:
