@@ -112,6 +112,10 @@ class MemoryStore(Protocol):
 
     def browse(self, query: BrowseQuery) -> Page: ...
 
+    def unindexed(self, tenant: str, limit: int) -> list[Memory]:
+        """The tenant's memories whose enrichment is pending or failed (so the search index may not
+        hold them, or holds an older version), most recently changed first, at most `limit` per state."""
+
     def history(self, tenant: str, memory_id: str) -> list[Activity]: ...
 
     def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int: ...

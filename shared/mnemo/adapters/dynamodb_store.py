@@ -172,6 +172,19 @@ class DynamoDbMemoryStore:
             return found, deserialize(last)["gsi1sk"]
         return found[: query.limit + 1], None
 
+    def unindexed(self, tenant: str, limit: int) -> list[Memory]:
+        """The sparse `gsi2` holds exactly the memories whose enrichment is unfinished: per state one
+        Query (newest change first, keys only) and one BatchGetItem for the lot."""
+        ids: list[str] = []
+        for state in (EnrichmentState.PENDING, EnrichmentState.FAILED):
+            response = self._call(
+                "query", TableName=self._table, IndexName="gsi2", KeyConditionExpression="gsi2pk = :pk",
+                ExpressionAttributeValues=serialize({":pk": enrichment_pk(tenant, state)}),
+                ScanIndexForward=False, Limit=limit,
+            )
+            ids.extend(deserialize(item)["gsi2sk"].rpartition("#")[2] for item in response.get("Items", []))
+        return self.get_many(tenant, ids)
+
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         items = all_items(
             self._call,
