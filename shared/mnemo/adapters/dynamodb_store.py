@@ -8,6 +8,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.adapters.dynamodb_codec import (
     BROWSE_INDEXES,
     HISTORY_PREFIX,
@@ -184,6 +185,13 @@ class DynamoDbMemoryStore:
             )
             ids.extend(deserialize(item)["gsi2sk"].rpartition("#")[2] for item in response.get("Items", []))
         return self.get_many(tenant, ids)
+
+    def erase(self, tenant: str, memory_id: str) -> int:
+        """Delete the memory's whole item collection (the memory, its history, anything left under its
+        key); returns how many history items went with it."""
+        keys = collection_keys(self._call, self._table, memory_pk(tenant, memory_id))
+        delete_items(self._call, self._table, keys)
+        return sum(1 for _, sk in keys if sk.startswith(HISTORY_PREFIX))
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         items = all_items(
