@@ -9,7 +9,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from mnemo.adapters.dynamodb_codec import all_items, serialize
-from mnemo.adapters.dynamodb_fact_items import AUDIT_PREFIX, FACT_SK, NAME_SK, NODE_SK, edge_items, entity_pk, fact_pk, name_pk
+from mnemo.adapters.dynamodb_fact_items import (
+    AUDIT_PREFIX,
+    FACT_SK,
+    NAME_SK,
+    NODE_SK,
+    edge_items,
+    entity_pk,
+    fact_pk,
+    name_pk,
+)
 from mnemo.domain.graph import Entity, Fact, FactOrigin, FactStatus, canonical_key
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace

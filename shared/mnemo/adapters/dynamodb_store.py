@@ -8,7 +8,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.adapters.dynamodb_codec import (
     BROWSE_INDEXES,
     HISTORY_PREFIX,
@@ -27,6 +26,7 @@ from mnemo.adapters.dynamodb_codec import (
     serialize,
     ts,
 )
+from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.errors import ConflictError, DependencyError
