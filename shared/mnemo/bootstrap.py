@@ -18,6 +18,7 @@ from mnemo.settings import MnemoSettings
 if TYPE_CHECKING:
     from mnemo.ports import Embedder, EnrichmentQueue, FactStore, GraphStore, MemoryStore, SearchIndex
     from mnemo.services.enrichment import EnrichmentService
+    from mnemo.services.erasure import ErasureService
     from mnemo.services.facts import FactService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -107,6 +108,12 @@ class Container:
         from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
 
         return DynamoDbFactStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def erasure(self) -> ErasureService:
+        from mnemo.services.erasure import ErasureService
+
+        return ErasureService(self.store, self.graph, self.fact_store, self.index, clock=self.clock)
 
     @cached_property
     def facts(self) -> FactService:

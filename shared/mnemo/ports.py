@@ -112,6 +112,14 @@ class MemoryStore(Protocol):
 
     def browse(self, query: BrowseQuery) -> Page: ...
 
+    def unindexed(self, tenant: str, limit: int) -> list[Memory]:
+        """The tenant's memories whose enrichment is pending or failed (so the search index may not
+        hold them, or holds an older version), most recently changed first, at most `limit` per state."""
+
+    def erase(self, tenant: str, memory_id: str) -> int:
+        """Permanently delete the memory and every item under its key (history included); returns the
+        number of history items deleted. Derived items elsewhere are the graph's and fact store's."""
+
     def history(self, tenant: str, memory_id: str) -> list[Activity]: ...
 
     def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int: ...
@@ -239,6 +247,11 @@ class FactStore(Protocol):
     ) -> Fact:
         """Stop believing an active fact (status `invalidated`, `invalid_at`, `expired_at`, and the
         fact that replaced it); a fact that is not active is returned unchanged."""
+
+    def erase_memory(self, memory: Memory, at: datetime) -> int:
+        """Erasure: withdraw the memory's support (facts other memories also say lose only this
+        source), then delete outright each derived fact left without a source (item, audit rows,
+        adjacency) and entity nodes and names no edge uses any more. Returns the facts deleted."""
 
     def get(self, tenant: str, fact_uuid: str) -> Fact | None: ...
 

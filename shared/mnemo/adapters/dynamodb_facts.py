@@ -17,6 +17,7 @@ from typing import Any, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
+from mnemo.adapters.dynamodb_erasure import erase_facts
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
     FACT_SK,
@@ -231,6 +232,9 @@ class DynamoDbFactStore:
         return _retry(attempt)
 
     # -- reads ---------------------------------------------------------------------------
+    def erase_memory(self, memory: Memory, at: datetime) -> int:
+        return erase_facts(self, self._call, self._table, memory, at)
+
     def get(self, tenant: str, fact_uuid: str) -> Fact | None:
         response = self._call("get_item", TableName=self._table, ConsistentRead=True,
                               Key=serialize({"pk": fact_pk(tenant, fact_uuid), "sk": FACT_SK}))

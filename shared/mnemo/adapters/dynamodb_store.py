@@ -26,6 +26,7 @@ from mnemo.adapters.dynamodb_codec import (
     serialize,
     ts,
 )
+from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.errors import ConflictError, DependencyError
@@ -171,6 +172,26 @@ class DynamoDbMemoryStore:
         if filtered and last and len(found) <= query.limit:
             return found, deserialize(last)["gsi1sk"]
         return found[: query.limit + 1], None
+
+    def unindexed(self, tenant: str, limit: int) -> list[Memory]:
+        """The sparse `gsi2` holds exactly the memories whose enrichment is unfinished: per state one
+        Query (newest change first, keys only) and one BatchGetItem for the lot."""
+        ids: list[str] = []
+        for state in (EnrichmentState.PENDING, EnrichmentState.FAILED):
+            response = self._call(
+                "query", TableName=self._table, IndexName="gsi2", KeyConditionExpression="gsi2pk = :pk",
+                ExpressionAttributeValues=serialize({":pk": enrichment_pk(tenant, state)}),
+                ScanIndexForward=False, Limit=limit,
+            )
+            ids.extend(deserialize(item)["gsi2sk"].rpartition("#")[2] for item in response.get("Items", []))
+        return self.get_many(tenant, ids)
+
+    def erase(self, tenant: str, memory_id: str) -> int:
+        """Delete the memory's whole item collection (the memory, its history, anything left under its
+        key); returns how many history items went with it."""
+        keys = collection_keys(self._call, self._table, memory_pk(tenant, memory_id))
+        delete_items(self._call, self._table, keys)
+        return sum(1 for _, sk in keys if sk.startswith(HISTORY_PREFIX))
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         items = all_items(

@@ -48,6 +48,8 @@ class CaptureCommand(BaseModel):
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
     metadata: dict[str, Any] = Field(default_factory=dict)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    extract: bool = True
 
     @field_validator("raw")
     @classmethod

@@ -90,6 +90,8 @@ class Memory(BaseModel):
     content_hash: str
     entities: list[str] = Field(default_factory=list)
     importance: float | None = None
+    confidence: float = 1.0  # the writer's confidence in the content, [0, 1] (Thrindex's `confidence`)
+    extract: bool = True  # False: enrichment indexes the text verbatim, with no extractor (LLM) call
     index_ids: list[str] = Field(default_factory=list)  # `_id`s a Serverless index generated for its copies
 
     @property

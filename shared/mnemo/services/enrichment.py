@@ -94,7 +94,7 @@ class EnrichmentService:
                 elif item.memory.enrichment.state == EnrichmentState.ENRICHED and not item.task.reindex:
                     item.skip_reason = "already enriched"  # redelivery after success
                 elif item.memory.status != Status.ARCHIVED:
-                    item.extraction = self._extractor.extract(item.memory.raw)
+                    item.extraction = self._extract(item.memory)
             except Exception as exc:  # noqa: BLE001 - kept per task, re-raised by complete()
                 item.error = exc
         live = [p for p in prepared if p.extraction is not None]
@@ -147,6 +147,13 @@ class EnrichmentService:
             self._store.save(updated, expected_version=memory.version)
 
     # -- steps ---------------------------------------------------------------------------
+    def _extract(self, memory: Memory) -> Extraction:
+        """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
+        verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
+        if memory.extract:
+            return self._extractor.extract(memory.raw)
+        return Extraction(normalized_text=memory.normalized_text)
+
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;
         event time is when the memory was captured."""

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
+from mnemo.domain import query as query_input
 from mnemo.domain import scoring
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
@@ -25,7 +26,7 @@ from mnemo.domain.models import (
     utcnow,
 )
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import RECIPES
+from mnemo.domain.scoring import RECIPES, Candidate
 from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
 from mnemo.ports import (
     BrowseQuery,
@@ -41,6 +42,8 @@ from mnemo.ports import (
 
 logger = logging.getLogger(__name__)
 
+# Per enrichment state (pending, failed), how many of a tenant's newest unindexed memories a search reads.
+UNINDEXED_READ = 50
 _STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
 
 
@@ -96,6 +99,8 @@ class MemoryService:
             raw=command.raw,
             normalized_text=normalize_text(command.raw),
             metadata=command.metadata,
+            confidence=command.confidence,
+            extract=command.extract,
             captured_at=command.captured_at or now,
             created_at=now,
             updated_at=now,
@@ -143,18 +148,18 @@ class MemoryService:
             )
         )
 
-    def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
+    def search(self, principal: Principal, command: RetrieveCommand, *, context: str | None = None) -> list[ScoredMemory]:
         """The index finds candidates; ranking (fusion, graph expansion, threshold) happens here,
-        with the store deciding what is visible (the index is derived and may lag it)."""
+        with the store deciding what is visible (the index is derived and may lag it). `context`:
+        what the caller is trying to do (Thrindex `task_context`), blended into the query."""
         require(principal, Permission.READ)
         assert command.query is not None
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
-        vector = self._embedder().embed([command.query])[0] if self._embedder is not None else None
-        candidates = self._index().search(
-            SearchQuery(scope=scope, text=command.query, vector=vector, authors=command.authors,
-                        statuses=command.statuses, top_k=command.top_k)
-        )
+        probe = self._probe(scope, command, context)
+        candidates = self._index().search(probe)
+        # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
+        candidates = self._with_unindexed(probe, candidates)
         ranked = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
         linked = scoring.neighbours(ranked, candidates, recipe.weights) if recipe.expand_graph else set()
         # One batch read hydrates the best hits (a few spare for ones the store no longer shows) and
@@ -173,6 +178,27 @@ class MemoryService:
             if r.memory_id in visible and (command.threshold is None or r.score >= command.threshold)
         ]
         return results[: command.top_k]
+
+    def _probe(self, scope: NamespaceFilter, command: RetrieveCommand, context: str | None) -> SearchQuery:
+        assert command.query is not None
+        vector = None
+        if self._embedder is not None:
+            texts = [command.query, context] if context and context.strip() else [command.query]
+            vectors = self._embedder().embed(texts)
+            vector = query_input.blend(vectors[0], vectors[1]) if len(vectors) == 2 else vectors[0]
+        return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
+                           authors=command.authors, statuses=command.statuses, top_k=command.top_k)
+
+    def _with_unindexed(self, probe: SearchQuery, candidates: list[Candidate]) -> list[Candidate]:
+        """Every accepted memory is findable from tier 1 on: the newest memories whose enrichment is
+        unfinished (pending, or failed for good) are read from the store and matched lexically; their
+        semantic and graph signals join once enrichment indexes them. Costs two Queries and one
+        BatchGetItem per search, bounded by UNINDEXED_READ whatever the backlog (docs/scoring.md)."""
+        recent = [
+            m for m in self._store.unindexed(probe.scope.tenant, UNINDEXED_READ)
+            if probe.scope.covers(m.namespace) and m.status in probe.statuses and m.author in probe.authors
+        ]
+        return query_input.merge(candidates, query_input.unindexed_candidates(recent, probe.text))
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:

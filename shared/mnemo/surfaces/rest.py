@@ -12,6 +12,7 @@ from mnemo.bootstrap import Container  # the type FastAPI resolves for the depen
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
 from mnemo.errors import ForbiddenError
+from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService, require
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
@@ -165,8 +166,13 @@ def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: M
     return memory_view(service.edit(caller, memory_id, command))
 
 
-@router.delete("/memories/{memory_id}", response_model=MemoryView)
-def delete_memory(memory_id: str, caller: Caller, service: Memories) -> MemoryView:
+@router.delete("/memories/{memory_id}", response_model=MemoryView | ErasureReceipt)
+def delete_memory(
+    memory_id: str, caller: Caller, service: Memories, container: Annotated[Container, Depends(services)],
+    hard: Annotated[bool, Query(description="true: erase permanently (GDPR), answering with a receipt.")] = False,
+) -> MemoryView | ErasureReceipt:
+    if hard:
+        return container.erasure.erase_memory(caller, memory_id)
     return memory_view(service.archive(caller, memory_id))
 
 
