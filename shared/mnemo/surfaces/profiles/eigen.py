@@ -53,6 +53,8 @@ class RetrieveResult(BaseModel):
 class EditResult(BaseModel):
     ok: bool
     thought: Thought
+    applied: list[str] = Field(description="What was changed, one line per operation, to confirm to the user "
+                                           "(empty: the thought was already in the requested state).")
 
 
 class DeleteResult(BaseModel):
@@ -69,16 +71,22 @@ def build(services: Container) -> ProfileServer:
     def capture_thought(
         raw: Annotated[str, Field(description="The thought, as text. Non-empty after trimming; at most 8 KB.")],
         captured_at: Annotated[
-            str | None, Field(description="ISO-8601 time the thought was had, for backdated memories. Default: now.")
+            str | None,
+            Field(description="When the thought was had, for backdated memories: an ISO-8601 date (2024-05-08) or "
+                              "date-time (2024-05-08T13:56:00+02:00); without an offset it is UTC. Default: now."),
         ] = None,
         as_user: Annotated[
             bool | None,
-            Field(description="true = the human user's own memory (they asked you to remember it). Omit for your own agent notes."),
+            Field(description="true = the human user's own memory: pass it when the user states something about "
+                              "themselves or asks you to remember it. Omitted or false = an agent note, which "
+                              "retrieve_thoughts hides unless asked with author=agent/all or include_agent=true."),
         ] = None,
         author: Annotated[str | None, Field(description="API key prefix to attribute the thought to, overriding the caller's.")] = None,
     ) -> CaptureResult:
         """Store a new memory. Call when the user states a durable fact, preference, decision or task, or asks you to remember something.
 
+        Pass as_user=true for the user's own facts, preferences and requests to remember: without it the thought
+        is stored as your agent note, which default retrieval (author=user) does not return.
         Returns right after the text is saved (id, normalizedText, category, metadata, enrichment state);
         classification, entities, embedding and links are added in the background within seconds."""
         command = CaptureCommand(raw=raw, captured_at=captured_at, as_user=as_user, author=author)
@@ -126,20 +134,30 @@ def build(services: Container) -> ProfileServer:
         hits = services.memories.search(caller(), command)
         return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])
 
-    @server.tool(title="Edit a thought", read_only=False, destructive=True, idempotent=False)
     def edit_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID) from capture or retrieve.")],
         edit_request: Annotated[
             str | None,
-            Field(description="The change in plain language: 'mark complete', 'archive' / 'not relevant', 'reopen', 'replace X with Y', 'append: ...'."),
+            Field(description="The change in plain language, applied whole or refused with the reason; "
+                              "the tool description lists what is understood. Not together with raw_text."),
         ] = None,
-        raw_text: Annotated[str | None, Field(description="New full text, replacing the old one directly.")] = None,
+        raw_text: Annotated[
+            str | None, Field(description="New full text, replacing the old one as given. Not together with edit_request.")
+        ] = None,
     ) -> EditResult:
-        """Change a stored thought: correct its text or update its lifecycle (complete, archive, reopen).
+        revision = services.memories.revise(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
+        return EditResult(ok=True, thought=thought_view(revision.memory), applied=revision.applied)
 
-        Returns {ok: true, thought} with the new version; re-enrichment is queued. Requests it cannot apply are errors."""
-        memory = services.memories.edit(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
-        return EditResult(ok=True, thought=thought_view(memory))
+    # The description names what the configured interpreter understands, so it is written here, not as a literal.
+    edit_thought.__doc__ = (
+        "Change a stored thought: correct its text or update its lifecycle (complete, archive, reopen).\n\n"
+        f"edit_request is applied only when all of it is understood; {services.edit_help}. Anything else "
+        "(negations, 'the second sentence', statements such as 'the standup is on Mondays now') is refused "
+        "with the reason and nothing changes: then ask the user, or pass raw_text with the full new text.\n"
+        "Returns {ok: true, thought, applied: [what changed]}: confirm `applied` to the user. "
+        "Completed and archived thoughts leave default retrieval; 'reopen' brings them back."
+    )
+    server.tool(title="Edit a thought", read_only=False, destructive=True, idempotent=False)(edit_thought)
 
     @server.tool(title="Archive a thought", read_only=False, destructive=False, idempotent=True)
     def delete_thought(
