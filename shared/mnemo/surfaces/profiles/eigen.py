@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain.scoring import RELEVANCE_FLOOR
 from mnemo.errors import DependencyError, NotFoundError
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import Thought, cursor_params, thought_view
@@ -106,7 +107,9 @@ def build(services: Container) -> ProfileServer:
         ] = None,
         top_k: Annotated[int, Field(ge=1, le=100, description="Maximum results, 1-100.")] = 10,
         threshold: Annotated[
-            float | None, Field(ge=0.0, le=1.0, description="Drop results whose normalised score is below this, in [0, 1].")
+            float | None,
+            Field(ge=0.0, le=1.0, description=f"Drop results scoring below this, in [0, 1]. Default {RELEVANCE_FLOOR}: "
+                                              "below it a thought is unrelated to the query. 0 returns every hit."),
         ] = None,
         mode: Annotated[Literal["fast", "full"], Field(description="fast skips graph-neighbour expansion.")] = "full",
         detail: Annotated[Literal["snippet", "full"], Field(description="snippet trims long texts; full returns them whole.")] = "snippet",
@@ -119,11 +122,14 @@ def build(services: Container) -> ProfileServer:
     ) -> RetrieveResult:
         """Find or list the user's stored thoughts. Call before answering anything about the user's past, preferences, plans or decisions.
 
-        With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1].
+        With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1]:
+        about 0.9 or more is a near-verbatim match; thoughts scoring below 0.3 (unrelated) are dropped unless you pass a
+        lower threshold, so fewer than top_k results, or none, means nothing else matched.
         Without one: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
         open thoughts (excludes agent notes and completed/archived ones)."""
         command = RetrieveCommand(
-            query=query, order=order, top_k=top_k, threshold=threshold, mode=mode, detail=detail, author=author,
+            query=query, order=order, top_k=top_k, mode=mode,
+            threshold=RELEVANCE_FLOOR if threshold is None and query is not None else threshold, detail=detail, author=author,
             include_agent=include_agent, cursor_created_at=cursor_created_at, cursor_id=cursor_id,
         )
         if command.is_browse:
