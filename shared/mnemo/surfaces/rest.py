@@ -148,7 +148,7 @@ def list_memories(
         author=author,
         statuses=status or [Status.OPEN],
         top_k=limit,
-        cursor_created_at=cursor_created_at,  # type: ignore[arg-type]  # validated (strictly) by the command
+        cursor_created_at=cursor_created_at,  # validated strictly by the command
         cursor_id=cursor_id,
     )
     page = service.browse(caller, command)
