@@ -38,6 +38,8 @@ def test_quoted_edit_requests_are_understood_or_refused(server: LocalServer) -> 
         out["third"] = next(t for t in browsed["results"] if t["id"] == third)
         out["german"] = structured(await edit(third, "als erledigt markieren"))
         out["reopen"] = structured(await edit(third, "wieder öffnen"))
+        for thought_id in (first, third):  # the server is shared by the session: leave no open thoughts behind
+            structured(await client.call_tool("delete_thought", {"thought_id": thought_id}))
         return out
 
     out = run(server, calls)
