@@ -16,7 +16,7 @@ from mnemo.domain.models import utcnow
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
-    from mnemo.ports import Embedder, EnrichmentQueue, FactStore, GraphStore, MemoryStore, SearchIndex
+    from mnemo.ports import EditInterpreter, Embedder, EnrichmentQueue, FactStore, GraphStore, MemoryStore, SearchIndex
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
     from mnemo.services.facts import FactService
@@ -70,7 +70,7 @@ class Container:
 
         return MemoryService(
             self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
-            clock=self.clock,
+            interpreter=lambda: self.edit_interpreter, clock=self.clock,
         )
 
     def index(self) -> SearchIndex:
@@ -142,6 +142,28 @@ class Container:
         from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
 
         return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir())
+
+    @cached_property
+    def edit_interpreter(self) -> EditInterpreter:
+        """Chosen with the extractor setting: Bedrock Converse, or the local phrase grammar."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_edits import BedrockEditInterpreter
+
+            return BedrockEditInterpreter.from_settings(self.settings)
+        from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
+
+        return RuleEditInterpreter()
+
+    @property
+    def edit_help(self) -> str:
+        """What the configured interpreter understands, for tool descriptions, without building its client."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_edits import HELP as BEDROCK_HELP
+
+            return BEDROCK_HELP
+        from mnemo.adapters.rule_edit_interpreter import HELP
+
+        return HELP
 
     def _extractor(self):  # noqa: ANN202 - returns an Extractor
         if self.settings.extractor == "bedrock":

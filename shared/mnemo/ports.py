@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from mnemo.domain.edits import EditPlan
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
@@ -188,6 +189,16 @@ class Embedder(Protocol):
 class Extractor(Protocol):
     def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
         """Normalised text, category, entities, facts and importance of one memory's text."""
+
+
+class EditInterpreter(Protocol):
+    """Turns a plain-language edit request plus the memory's current text into operations or a refusal
+    (`mnemo.domain.edits`); the service applies the plan. `help` lists the forms it understands."""
+
+    help: str
+
+    def interpret(self, request: str, text: str) -> EditPlan:
+        """The operations the whole request means, or `EditPlan.refuse(reason)`; never a partial reading."""
 
 
 class DeadLetters(Protocol):

@@ -159,7 +159,7 @@ def test_failures_read_field_first_and_unknown_arguments_are_refused(app) -> Non
         "threshold: must be at least 0.0",
         "mode: must be 'fast' or 'full'",
         "raw: is required",
-        "captured_at: must be an ISO-8601 date-time, e.g. 2024-05-08T13:56:00Z",
+        "captured_at: must be an ISO-8601 date or date-time, e.g. 2024-05-08 or 2024-05-08T13:56:00+02:00 (no offset = UTC)",
         "unknown arguments metadata, user_id; capture_thought accepts raw, captured_at, as_user, author",
         "thought no-such-id not found",
     ]

@@ -48,7 +48,7 @@ def test_validation_errors_are_400_with_code_and_field(http) -> None:
         (http.post("/v1/memories", headers=auth(), json={"content": "x", "user_id": "a b"}), "user_id: must match ^[A-Za-z0-9_.:@\\-]+$"),
         (http.post("/v1/memories", headers=auth(), json={"content": "x", "bogus": 1}), "bogus: unknown field"),
         (http.post("/v1/memories", headers=auth(), json={"content": "x", "captured_at": "yesterday"}),
-         "captured_at: must be an ISO-8601 date-time, e.g. 2024-05-08T13:56:00Z"),
+         "captured_at: must be an ISO-8601 date or date-time, e.g. 2024-05-08 or 2024-05-08T13:56:00+02:00 (no offset = UTC)"),
         (http.post("/v1/memories/search", headers=auth(), json={"query": "x", "top_k": 0}), "top_k: must be at least 1"),
         (http.post("/v1/memories/search", headers=auth(), json={"query": "x", "top_k": 101}), "top_k: must be at most 100"),
         (http.post("/v1/memories/search", headers=auth(), json={}), "query: is required"),  # the field, not "body:"

@@ -6,13 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, fuse, length_factor
+from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, calibrate, fuse, length_factor
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def rank(*candidates: Candidate) -> dict[str, float]:
-    return {r.memory_id: r.score for r in fuse(candidates, top_k=10, now=NOW, expand_graph=False)}
+    """Each candidate's weighted sum before calibration (the calibrated score is a monotone map of it)."""
+    return {r.memory_id: r.components["raw"] for r in fuse(candidates, top_k=10, now=NOW, expand_graph=False)}
 
 
 @pytest.mark.parametrize(("tokens", "pivot", "expected"), [
@@ -66,5 +67,6 @@ def test_scores_stay_in_the_unit_interval_and_components_rebuild_the_score() -> 
     for r in ranked:
         assert 0.0 <= r.score <= 1.0
         parts = r.components
-        assert r.score == pytest.approx(weights.lexical * parts["lexical"] + weights.semantic * parts["semantic"]
-                                        + weights.importance * parts["importance"] + weights.recency * parts["recency"])
+        assert parts["raw"] == pytest.approx(weights.lexical * parts["lexical"] + weights.semantic * parts["semantic"]
+                                             + weights.importance * parts["importance"] + weights.recency * parts["recency"])
+        assert r.score == pytest.approx(calibrate(parts["raw"]))

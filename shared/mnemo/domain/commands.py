@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mnemo.domain.models import MAX_METADATA_BYTES, MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
+from mnemo.domain.timestamps import IsoTimestamp
 
 AuthorFilter = Literal["user", "agent", "all"]
 Detail = Literal["snippet", "full"]
@@ -41,7 +42,7 @@ class CaptureCommand(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     raw: str
-    captured_at: datetime | None = None
+    captured_at: IsoTimestamp | None = None  # strict ISO-8601, in UTC (domain/timestamps.py)
     as_user: bool | None = None
     author: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     user_id: NamespaceId = "default"
@@ -55,11 +56,6 @@ class CaptureCommand(BaseModel):
     @classmethod
     def _raw(cls, value: str) -> str:
         return check_text(value, "raw")
-
-    @field_validator("captured_at")
-    @classmethod
-    def _captured_at(cls, value: datetime | None) -> datetime | None:
-        return as_utc(value) if value else None
 
     @field_validator("metadata")
     @classmethod
@@ -92,7 +88,7 @@ class RetrieveCommand(BaseModel):
     agent_id: NamespaceId | None = None  # None: any agent
     group_id: NamespaceId | None = None  # None: any group
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
-    cursor_created_at: datetime | None = None
+    cursor_created_at: IsoTimestamp | None = None
     cursor_id: str | None = Field(default=None, max_length=64)
 
     @field_validator("query")
@@ -100,7 +96,9 @@ class RetrieveCommand(BaseModel):
     def _query(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        return value.strip() or None
+        if not value.strip():
+            raise ValueError("must not be empty or whitespace; omit query to browse")
+        return value.strip()
 
     @model_validator(mode="after")
     def _consistent(self) -> RetrieveCommand:
@@ -108,6 +106,16 @@ class RetrieveCommand(BaseModel):
             raise ValueError("order=relevance requires a non-empty query; omit order (or use created_at) to browse")
         if (self.cursor_created_at is None) != (self.cursor_id is None):
             raise ValueError("cursor_created_at and cursor_id must be given together")
+        if self.query is not None and self.order == "created_at":
+            raise ValueError("query and order: order=created_at browses newest first and ignores a query; "
+                             "omit query to browse, or omit order to search")
+        if self.is_browse and self.threshold is not None:
+            raise ValueError("threshold: only filters a search by score; browsing has no scores (give a query)")
+        if not self.is_browse and self.cursor_created_at is not None:
+            raise ValueError("cursor_created_at and cursor_id: only page a browse (no query); a search returns one page")
+        if self.include_agent and self.author != "user":
+            raise ValueError(f"include_agent and author: include_agent is shorthand for author=all; "
+                             f"it contradicts author={self.author}, give one of them")
         return self
 
     @property
@@ -141,6 +149,9 @@ class EditCommand(BaseModel):
 
     @model_validator(mode="after")
     def _something(self) -> EditCommand:
+        if self.edit_request is not None and self.raw_text is not None:
+            raise ValueError("raw_text and edit_request: give one of them; raw_text replaces the whole text "
+                             "as given, edit_request describes a change in plain language")
         if not (self.edit_request and self.edit_request.strip()) and self.raw_text is None and self.metadata is None and self.status is None:
             raise ValueError("give edit_request (plain-language change) or raw_text (direct replacement)")
         return self

@@ -1,28 +1,35 @@
-"""Plain-language edit requests understood without an LLM.
+"""Edit operations: what an edit request means, as data, and how it is applied.
 
-Each rule is a pattern and the change it means; the first match wins, so the more specific rules
-("mark as not done" = reopen) come before the general ones ("done" = complete). A request no rule
-matches is refused with an explanation: never silently ignored.
+An `EditInterpreter` (a port; a Bedrock adapter and a deterministic local one) turns a plain-language
+request plus the memory's current text into an `EditPlan`: a list of operations, or a refusal with a
+reason. `apply_plan` then applies the operations here, once for every interpreter, and checks them
+against the text: a span that does not occur, or occurs more than once, refuses the whole edit.
+Nothing is applied partially; refusing is always better than a wrong edit.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from mnemo.domain.models import Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Memory, Status
 from mnemo.errors import UnsupportedEditError
 
 
 @dataclass(frozen=True)
-class SetStatus:
-    status: Status
+class SetText:
+    """Replace the whole text."""
+
+    text: str
 
 
 @dataclass(frozen=True)
-class ReplaceText:
-    old: str | None  # None = replace the whole text
+class ReplaceSpan:
+    """Replace `old` (case-insensitive; exactly one occurrence unless `every`) with `new`."""
+
+    old: str
     new: str
+    every: bool = False
 
 
 @dataclass(frozen=True)
@@ -30,49 +37,129 @@ class AppendText:
     text: str
 
 
-EditAction = SetStatus | ReplaceText | AppendText
+@dataclass(frozen=True)
+class DeleteSpan:
+    """Remove `text` (case-insensitive; exactly one occurrence)."""
 
-_Q = r"[\"'“”‘’`]?"
-_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(re-?open|un-?archive|restore|not (?:yet )?(?:done|complete|completed|finished)|incomplete|undo (?:complete|completion|archive))\b"), "reopen"),
-    (re.compile(r"\bmark (?:it |this )?(?:as )?(?:open|active|to-?do|pending)\b"), "reopen"),
-    (re.compile(r"\b(archive|archived|not relevant|no longer relevant|irrelevant|obsolete|outdated|forget (?:it|this|that)|discard)\b"), "archive"),
-    (re.compile(r"\b(complete|completed|done|finished|resolved|accomplished|check(?:ed)? (?:it )?off)\b"), "complete"),
-]
-_REPLACE = re.compile(rf"^(?:replace|change|substitute)\s+{_Q}(.+?){_Q}\s+(?:with|to|by|into)\s+{_Q}(.+?){_Q}\.?$", re.I | re.S)
-_REWRITE = re.compile(r"^(?:set|rewrite|change|update|replace)\s+(?:the\s+)?(?:text|thought|memory|it)\s+(?:to|with|as)\s*:?\s*(.+)$", re.I | re.S)
-_APPEND = re.compile(r"^(?:append|add)(?:\s+to\s+(?:it|this|the end))?\s*[:\-–]\s*(.+)$", re.I | re.S)
-
-HELP = (
-    "supported edit_request forms: 'mark complete', 'archive' / 'not relevant', 'reopen', "
-    "'replace <old> with <new>', 'set text to: <new text>', 'append: <text>'; "
-    "or pass raw_text to replace the text directly"
-)
+    text: str
 
 
-def parse_edit_request(request: str) -> EditAction:
-    text = request.strip()
-    for pattern, build in ((_REWRITE, "rewrite"), (_REPLACE, "replace"), (_APPEND, "append")):
-        match = pattern.match(text)
-        if match:
-            if build == "rewrite":
-                return ReplaceText(old=None, new=match.group(1).strip())
-            if build == "replace":
-                return ReplaceText(old=match.group(1).strip(), new=match.group(2).strip())
-            return AppendText(text=match.group(1).strip())
-    lowered = text.casefold()
-    for pattern, action in _RULES:
-        if pattern.search(lowered):
-            return SetStatus({"reopen": Status.OPEN, "archive": Status.ARCHIVED, "complete": Status.COMPLETED}[action])
-    raise UnsupportedEditError(f"cannot apply edit_request {text[:120]!r} without a language model; {HELP}")
+@dataclass(frozen=True)
+class SetStatus:
+    status: Status
 
 
-def apply_text_edit(current: str, action: ReplaceText | AppendText) -> str:
-    if isinstance(action, AppendText):
-        return f"{current.rstrip()} {action.text}"
-    if action.old is None:
-        return action.new
-    pattern = re.compile(re.escape(action.old), re.I)
-    if not pattern.search(current):
-        raise UnsupportedEditError(f"edit_request: the text {action.old[:120]!r} does not occur in the thought; {HELP}")
-    return pattern.sub(lambda _: action.new, current, count=1)
+EditOperation = SetText | ReplaceSpan | AppendText | DeleteSpan | SetStatus
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    """What an interpreter understood: operations to apply in order, or why it will not apply any."""
+
+    operations: tuple[EditOperation, ...] = ()
+    refusal: str | None = None
+
+    @classmethod
+    def refuse(cls, reason: str) -> EditPlan:
+        return cls(refusal=reason)
+
+    def __post_init__(self) -> None:
+        if (self.refusal is None) == (not self.operations):
+            raise ValueError("an EditPlan has operations or a refusal, not both and not neither")
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """The new text and status, and one line per applied operation (what the caller confirms to the user)."""
+
+    text: str
+    status: Status
+    applied: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """An edit's result: the memory as it now is, what was applied, and whether anything changed."""
+
+    memory: Memory
+    applied: list[str]
+    changed: bool
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _occurrences(text: str, span: str) -> list[re.Match[str]]:
+    return list(re.finditer(re.escape(span), text, re.IGNORECASE))
+
+
+def _one(text: str, span: str, *, every: bool = False) -> list[re.Match[str]]:
+    found = _occurrences(text, span)
+    if not found:
+        raise UnsupportedEditError(f"edit_request: the text {_quote(span)} does not occur in the thought; nothing was changed")
+    if len(found) > 1 and not every:
+        raise UnsupportedEditError(
+            f"edit_request: the text {_quote(span)} occurs {len(found)} times; quote more of it to pick one, "
+            "or say 'replace every ... with ...'; nothing was changed"
+        )
+    return found
+
+
+def _splice(text: str, matches: list[re.Match[str]], new: str) -> str:
+    for match in reversed(matches):
+        text = text[: match.start()] + new + text[match.end():]
+    return text
+
+
+def _tidy(text: str) -> str:
+    """Spaces left by a removed span: no doubles, none before punctuation."""
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    return re.sub(r" +([.,;:!?])", r"\1", text).strip()
+
+
+def check_plan(plan: EditPlan) -> None:
+    """Reject plans no request can mean: two statuses, or a whole-text rewrite mixed with span edits."""
+    statuses = [op for op in plan.operations if isinstance(op, SetStatus)]
+    if len({op.status for op in statuses}) > 1:
+        raise UnsupportedEditError("edit_request: asks for more than one status; nothing was changed")
+    if any(isinstance(op, SetText) for op in plan.operations) and sum(
+        not isinstance(op, SetStatus) for op in plan.operations
+    ) > 1:
+        raise UnsupportedEditError("edit_request: rewrites the whole text and also edits part of it; "
+                                   "give the new text alone; nothing was changed")
+
+
+def apply_plan(text: str, status: Status, plan: EditPlan, *, help_text: str = "") -> EditOutcome:
+    """Apply every operation or none. A refusal, a span that is absent or ambiguous, or a result that
+    would be empty or too large raises `UnsupportedEditError` naming `edit_request`."""
+    if plan.refusal is not None:
+        suffix = f"; {help_text}" if help_text else ""
+        raise UnsupportedEditError(f"edit_request: not applied: {plan.refusal}{suffix}")
+    check_plan(plan)
+    applied: list[str] = []
+    for op in plan.operations:
+        match op:
+            case SetText(text=new):
+                text = new.strip()
+                applied.append(f"set text to {_quote(text)}")
+            case ReplaceSpan(old=old, new=new, every=every):
+                found = _one(text, old, every=every)
+                text = _tidy(_splice(text, found, new))
+                many = f" ({len(found)} times)" if len(found) > 1 else ""
+                applied.append(f"replaced {_quote(old)} with {_quote(new)}{many}")
+            case AppendText(text=extra):
+                text = f"{text.rstrip()} {extra.strip()}"
+                applied.append(f"appended {_quote(extra.strip())}")
+            case DeleteSpan(text=span):
+                text = _tidy(_splice(text, _one(text, span), ""))
+                applied.append(f"deleted {_quote(span)}")
+            case SetStatus(status=new_status):
+                applied.append(f"status {status.value} -> {new_status.value}" if new_status != status
+                               else f"status already {new_status.value}")
+                status = new_status
+    if not text.strip():
+        raise UnsupportedEditError("edit_request: the edit would leave the thought empty; archive it instead; nothing was changed")
+    if len(text.encode()) > MAX_TEXT_BYTES:
+        raise UnsupportedEditError(f"edit_request: the edited text would exceed {MAX_TEXT_BYTES} bytes (8 KB); nothing was changed")
+    return EditOutcome(text=text, status=status, applied=applied)

@@ -32,9 +32,17 @@ class Weights:
     graph_parents: int = 5  # how many top hits lend their neighbours a score
     recency_half_life_days: float = 180.0
     length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
+    # Calibration: a monotone piecewise-linear map from the weighted sum onto the score callers see, so a
+    # threshold means something (docs/scoring.md, bench/score_calibration.py). Knots (raw, calibrated):
+    # a near-verbatim match (raw ≥ 0.55) reads ≥ 0.9; raw 0.2, where unrelated memories end, reads as
+    # RELEVANCE_FLOOR. Monotone, so it never changes the order of direct matches.
+    calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.2, 0.3), (0.55, 0.9), (1.0, 1.0))
 
 
 DEFAULT_WEIGHTS = Weights()
+# Calibrated scores below this are unrelated to the query (measured: bench/score_calibration.py). The
+# thought tools drop them by default; a graph neighbour below it cannot be lifted above it.
+RELEVANCE_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,15 @@ def length_factor(text_tokens: int | None, pivot_tokens: float) -> float:
     return math.sqrt(min(1.0, text_tokens / pivot_tokens))
 
 
+def calibrate(raw: float, knots: Sequence[tuple[float, float]] = DEFAULT_WEIGHTS.calibration) -> float:
+    """The calibrated score of a raw weighted sum: linear between the knots, clamped to [0, 1]."""
+    raw = clamp01(raw)
+    for (x0, y0), (x1, y1) in zip(knots, knots[1:], strict=False):
+        if raw <= x1:
+            return clamp01(y0 + (y1 - y0) * (raw - x0) / (x1 - x0)) if x1 > x0 else clamp01(y1)
+    return clamp01(knots[-1][1])
+
+
 def recency_score(captured_at: datetime | None, now: datetime, half_life_days: float) -> float:
     if captured_at is None:
         return 0.0
@@ -140,7 +157,7 @@ def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = 
             + weights.importance * parts["importance"]
             + weights.recency * parts["recency"]
         )
-        ranked.append(Ranked(c.memory_id, clamp01(total), parts))
+        ranked.append(Ranked(c.memory_id, calibrate(total, weights.calibration), {**parts, "raw": clamp01(total)}))
     return sorted(ranked, key=lambda r: (-r.score, r.memory_id))
 
 
@@ -155,7 +172,11 @@ def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitte
     """Graph expansion: each of the best `graph_parents` hits lends `score × link weight × decay` to
     its linked memories, a neighbour keeping the best of its own score and what it was lent. Only
     `admitted` neighbours (the caller checked they are inside the query's namespace, author and
-    status) are considered, so a link can never pull in a memory the query could not find itself."""
+    status) are considered, so a link can never pull in a memory the query could not find itself.
+
+    A neighbour must earn its place: one whose own score is below `RELEVANCE_FLOOR` (the legs found
+    nothing relating it to the query) is lent at most just under the floor, so a link alone never ranks
+    it above a direct match, and the thought tools' default floor drops it."""
     links = {c.memory_id: c.links for c in candidates}
     by_id = {r.memory_id: r for r in ranked}
     for parent in list(ranked[: weights.graph_parents]):
@@ -164,6 +185,9 @@ def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitte
                 continue
             lent = parent.score * link_weight * weights.graph_decay
             current = by_id.get(other)
+            own = current.score if current is not None else 0.0
+            if own < RELEVANCE_FLOOR:
+                lent = min(lent, RELEVANCE_FLOOR - _UNEARNED_GAP)
             if current is None or lent > current.score:
                 parts = dict(current.components) if current else {}
                 parts["graph"] = lent
@@ -187,6 +211,9 @@ def fuse(
         allowed = neighbours(ranked, candidates, weights) if admitted is None else admitted
         ranked = expand(ranked, candidates, admitted=allowed, weights=weights)
     return ranked[:top_k]
+
+
+_UNEARNED_GAP = 1e-3
 
 
 def clamp01(value: float) -> float:

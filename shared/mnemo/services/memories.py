@@ -10,7 +10,7 @@ from datetime import datetime
 from mnemo.domain import query as query_input
 from mnemo.domain import scoring
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
-from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
+from mnemo.domain.edits import EditPlan, Revision, SetStatus, apply_plan
 from mnemo.domain.graph import Fact, FactStatus, Link
 from mnemo.domain.models import (
     Activity,
@@ -27,9 +27,17 @@ from mnemo.domain.models import (
 )
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES, Candidate
-from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
+from mnemo.errors import (
+    ConflictError,
+    DependencyError,
+    ForbiddenError,
+    NotFoundError,
+    UnsupportedEditError,
+    ValidationFailed,
+)
 from mnemo.ports import (
     BrowseQuery,
+    EditInterpreter,
     Embedder,
     EnrichmentQueue,
     EnrichmentTask,
@@ -72,6 +80,7 @@ class MemoryService:
         embedder: Callable[[], Embedder] | None = None,
         graph: GraphStore | None = None,
         facts: FactStore | None = None,
+        interpreter: Callable[[], EditInterpreter] | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
@@ -82,6 +91,7 @@ class MemoryService:
         self._embedder = embedder
         self._graph = graph
         self._facts = facts
+        self._interpreter = interpreter  # a factory: only edit requests pay for building an LLM client
         self._clock = clock
         self._new_id = new_id
 
@@ -202,29 +212,50 @@ class MemoryService:
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
-        require(principal, Permission.WRITE)
-        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command))
+        return self.revise(principal, memory_id, command).memory
 
-    def _edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
+    def revise(self, principal: Principal, memory_id: str, command: EditCommand) -> Revision:
+        """Apply an edit and say what was applied. An edit request is interpreted against the current
+        text (once per distinct text, however often a concurrent write makes us re-read) and applied
+        whole or not at all."""
+        require(principal, Permission.WRITE)
+        plans: dict[str, EditPlan] = {}
+        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans))
+
+    def _plan(self, request: str, text: str, plans: dict[str, EditPlan]) -> EditPlan:
+        if self._interpreter is None:
+            raise UnsupportedEditError("edit_request: no edit interpreter is configured; pass raw_text instead")
+        if text not in plans:
+            plans[text] = self._interpreter().interpret(request, text)
+        return plans[text]
+
+    def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan]) -> Revision:
         current = self.get(principal, memory_id)
-        text, status, action, detail = current.raw, current.status, "edited", ""
+        text, status, action, detail, applied = current.raw, current.status, "edited", "", list[str]()
         if command.raw_text is not None:
             text, detail = command.raw_text, "text replaced"
+            applied.append("replaced the whole text (raw_text)")
         elif command.edit_request:
-            parsed = parse_edit_request(command.edit_request)
-            if isinstance(parsed, SetStatus):
-                status = parsed.status
-            else:
-                text = apply_text_edit(current.raw, parsed)
-            detail = command.edit_request.strip()[:200]
-        if command.status is not None:
+            plan = self._plan(command.edit_request, current.raw, plans)
+            outcome = apply_plan(current.raw, current.status, plan, help_text=self._interpreter().help)  # type: ignore[misc]
+            asked = {op.status for op in plan.operations if isinstance(op, SetStatus)}
+            if command.status is not None and asked and asked != {command.status}:
+                raise ValidationFailed("status and edit_request: they ask for different statuses; give one of them")
+            text, status, applied = outcome.text, outcome.status, outcome.applied
+            detail = "; ".join(applied)[:200]
+        if command.status is not None and command.status != status:
+            applied.append(f"status {status.value} -> {command.status.value}")
             status = command.status
         metadata = current.metadata if command.metadata is None else command.metadata
+        if metadata != current.metadata:
+            applied.append("replaced the metadata")
         if status != current.status:
             action = _STATUS_ACTIONS[status]
         if text == current.raw and status == current.status and metadata == current.metadata:
-            return current  # already in the requested state: nothing to write
-        return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail)
+            return Revision(current, applied, changed=False)  # already in the requested state: nothing to write
+        updated = self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action,
+                               detail=detail)
+        return Revision(updated, applied, changed=True)
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
         require(principal, Permission.DELETE)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mnemo.domain.timestamps import ISO_HINT
 from mnemo.errors import (
     AuthenticationError,
     ConflictError,
@@ -193,7 +194,7 @@ def _what(error: Mapping[str, Any], noun: str) -> str:
         case "list_type":
             return "must be an array"
         case "datetime_type" | "datetime_parsing" | "datetime_from_date_parsing" | "datetime_object_invalid":
-            return "must be an ISO-8601 date-time, e.g. 2024-05-08T13:56:00Z"
+            return f"must be {ISO_HINT}"
         case "json_invalid":
             return "is not valid JSON"
         case "json_type":

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
+from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService, require
@@ -50,7 +50,7 @@ class CreateMemory(BaseModel):
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
     metadata: dict[str, Any] = Field(default_factory=dict)
-    captured_at: datetime | None = None
+    captured_at: IsoTimestamp | None = None
     as_user: bool | None = None
 
     @field_validator("content")
@@ -71,6 +71,13 @@ class UpdateMemory(BaseModel):
     @classmethod
     def _content(cls, value: str | None) -> str | None:
         return None if value is None else check_text(value, "content")
+
+    @model_validator(mode="after")
+    def _one_text_change(self) -> UpdateMemory:
+        if self.content is not None and self.edit_request is not None:
+            raise ValueError("content and edit_request: give one of them; content replaces the whole text as given, "
+                             "edit_request describes a change in plain language")
+        return self
 
 
 ALL_USERS = "*"
@@ -132,7 +139,7 @@ def list_memories(
     author: Literal["user", "agent", "all"] = "all",
     status: Annotated[list[Status] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor_created_at: datetime | None = None,
+    cursor_created_at: Annotated[str | None, Query(description=ISO_HINT)] = None,  # strict: RetrieveCommand parses it
     cursor_id: str | None = None,
 ) -> MemoryList:
     command = RetrieveCommand(
@@ -142,7 +149,7 @@ def list_memories(
         author=author,
         statuses=status or [Status.OPEN],
         top_k=limit,
-        cursor_created_at=cursor_created_at,
+        cursor_created_at=cursor_created_at,  # validated strictly by the command
         cursor_id=cursor_id,
     )
     page = service.browse(caller, command)
@@ -160,10 +167,15 @@ def memory_history(memory_id: str, caller: Caller, service: Memories) -> list[Ac
     return service.history(caller, memory_id)
 
 
-@router.patch("/memories/{memory_id}", response_model=MemoryView)
-def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories) -> MemoryView:
+class UpdatedMemory(MemoryView):
+    applied: list[str] = Field(description="What the update changed, one line per change (empty: it was already so).")
+
+
+@router.patch("/memories/{memory_id}", response_model=UpdatedMemory)
+def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories) -> UpdatedMemory:
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
-    return memory_view(service.edit(caller, memory_id, command))
+    revision = service.revise(caller, memory_id, command)
+    return UpdatedMemory(**memory_view(revision.memory).model_dump(), applied=revision.applied)
 
 
 @router.delete("/memories/{memory_id}", response_model=MemoryView | ErasureReceipt)

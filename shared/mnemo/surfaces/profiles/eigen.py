@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain.scoring import RELEVANCE_FLOOR
 from mnemo.errors import DependencyError, NotFoundError
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import Thought, cursor_params, thought_view
@@ -53,6 +54,8 @@ class RetrieveResult(BaseModel):
 class EditResult(BaseModel):
     ok: bool
     thought: Thought
+    applied: list[str] = Field(description="What was changed, one line per operation, to confirm to the user "
+                                           "(empty: the thought was already in the requested state).")
 
 
 class DeleteResult(BaseModel):
@@ -69,16 +72,22 @@ def build(services: Container) -> ProfileServer:
     def capture_thought(
         raw: Annotated[str, Field(description="The thought, as text. Non-empty after trimming; at most 8 KB.")],
         captured_at: Annotated[
-            str | None, Field(description="ISO-8601 time the thought was had, for backdated memories. Default: now.")
+            str | None,
+            Field(description="When the thought was had, for backdated memories: an ISO-8601 date (2024-05-08) or "
+                              "date-time (2024-05-08T13:56:00+02:00); without an offset it is UTC. Default: now."),
         ] = None,
         as_user: Annotated[
             bool | None,
-            Field(description="true = the human user's own memory (they asked you to remember it). Omit for your own agent notes."),
+            Field(description="true = the human user's own memory: pass it when the user states something about "
+                              "themselves or asks you to remember it. Omitted or false = an agent note, which "
+                              "retrieve_thoughts hides unless asked with author=agent/all or include_agent=true."),
         ] = None,
         author: Annotated[str | None, Field(description="API key prefix to attribute the thought to, overriding the caller's.")] = None,
     ) -> CaptureResult:
         """Store a new memory. Call when the user states a durable fact, preference, decision or task, or asks you to remember something.
 
+        Pass as_user=true for the user's own facts, preferences and requests to remember: without it the thought
+        is stored as your agent note, which default retrieval (author=user) does not return.
         Returns right after the text is saved (id, normalizedText, category, metadata, enrichment state);
         classification, entities, embedding and links are added in the background within seconds."""
         command = CaptureCommand(raw=raw, captured_at=captured_at, as_user=as_user, author=author)
@@ -98,7 +107,9 @@ def build(services: Container) -> ProfileServer:
         ] = None,
         top_k: Annotated[int, Field(ge=1, le=100, description="Maximum results, 1-100.")] = 10,
         threshold: Annotated[
-            float | None, Field(ge=0.0, le=1.0, description="Drop results whose normalised score is below this, in [0, 1].")
+            float | None,
+            Field(ge=0.0, le=1.0, description=f"Drop results scoring below this, in [0, 1]. Default {RELEVANCE_FLOOR}: "
+                                              "below it a thought is unrelated to the query. 0 returns every hit."),
         ] = None,
         mode: Annotated[Literal["fast", "full"], Field(description="fast skips graph-neighbour expansion.")] = "full",
         detail: Annotated[Literal["snippet", "full"], Field(description="snippet trims long texts; full returns them whole.")] = "snippet",
@@ -111,11 +122,14 @@ def build(services: Container) -> ProfileServer:
     ) -> RetrieveResult:
         """Find or list the user's stored thoughts. Call before answering anything about the user's past, preferences, plans or decisions.
 
-        With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1].
+        With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1]:
+        about 0.9 or more is a near-verbatim match; thoughts scoring below 0.3 (unrelated) are dropped unless you pass a
+        lower threshold, so fewer than top_k results, or none, means nothing else matched.
         Without one: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
         open thoughts (excludes agent notes and completed/archived ones)."""
         command = RetrieveCommand(
-            query=query, order=order, top_k=top_k, threshold=threshold, mode=mode, detail=detail, author=author,
+            query=query, order=order, top_k=top_k, mode=mode,
+            threshold=RELEVANCE_FLOOR if threshold is None and query is not None else threshold, detail=detail, author=author,
             include_agent=include_agent, cursor_created_at=cursor_created_at, cursor_id=cursor_id,
         )
         if command.is_browse:
@@ -126,20 +140,30 @@ def build(services: Container) -> ProfileServer:
         hits = services.memories.search(caller(), command)
         return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])
 
-    @server.tool(title="Edit a thought", read_only=False, destructive=True, idempotent=False)
     def edit_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID) from capture or retrieve.")],
         edit_request: Annotated[
             str | None,
-            Field(description="The change in plain language: 'mark complete', 'archive' / 'not relevant', 'reopen', 'replace X with Y', 'append: ...'."),
+            Field(description="The change in plain language, applied whole or refused with the reason; "
+                              "the tool description lists what is understood. Not together with raw_text."),
         ] = None,
-        raw_text: Annotated[str | None, Field(description="New full text, replacing the old one directly.")] = None,
+        raw_text: Annotated[
+            str | None, Field(description="New full text, replacing the old one as given. Not together with edit_request.")
+        ] = None,
     ) -> EditResult:
-        """Change a stored thought: correct its text or update its lifecycle (complete, archive, reopen).
+        revision = services.memories.revise(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
+        return EditResult(ok=True, thought=thought_view(revision.memory), applied=revision.applied)
 
-        Returns {ok: true, thought} with the new version; re-enrichment is queued. Requests it cannot apply are errors."""
-        memory = services.memories.edit(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
-        return EditResult(ok=True, thought=thought_view(memory))
+    # The description names what the configured interpreter understands, so it is written here, not as a literal.
+    edit_thought.__doc__ = (
+        "Change a stored thought: correct its text or update its lifecycle (complete, archive, reopen).\n\n"
+        f"edit_request is applied only when all of it is understood; {services.edit_help}. Anything else "
+        "(negations, 'the second sentence', statements such as 'the standup is on Mondays now') is refused "
+        "with the reason and nothing changes: then ask the user, or pass raw_text with the full new text.\n"
+        "Returns {ok: true, thought, applied: [what changed]}: confirm `applied` to the user. "
+        "Completed and archived thoughts leave default retrieval; 'reopen' brings them back."
+    )
+    server.tool(title="Edit a thought", read_only=False, destructive=True, idempotent=False)(edit_thought)
 
     @server.tool(title="Archive a thought", read_only=False, destructive=False, idempotent=True)
     def delete_thought(

@@ -1,0 +1,82 @@
+"""Score distributions behind the calibration in `mnemo.domain.scoring` (docs/scoring.md, issue 13).
+
+On LoCoMo dev, ranked exactly as `ablation_locomo.py` ranks (the shipped recipe), it collects:
+- relevant: scores of evidence turns among a question's top 10;
+- irrelevant: scores of the other turns in that top 10 (hard negatives: the best wrong hits);
+- unrelated: the top-10 scores of questions asked of *another* conversation (nothing there answers them);
+- near-verbatim: the score of a turn when the query is its own text minus the last word (every 7th turn).
+Prints percentiles and writes a histogram PNG. Run:
+  PYTHONPATH=shared:. .venv/bin/python bench/score_calibration.py ../shared/bench/locomo-dev.json
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from bench.ablation_locomo import NOW, REPO, SCOPE, Embeddings, Variant, build
+from bench.locomo.metrics import HEADLINE_CATEGORIES
+from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+from mnemo.domain import scoring
+from mnemo.ports import SearchQuery
+
+OUT = Path(__file__).resolve().parent / "results" / "score_calibration.png"
+
+
+def ranked(index, text: str, vector: list[float]) -> list[scoring.Ranked]:  # noqa: ANN001
+    candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=10))
+    return scoring.fuse(candidates, top_k=10, now=NOW)
+
+
+def main() -> int:
+    from bench.locomo.data import load
+
+    conversations, _ = load(sys.argv[1])
+    embed, extractor, variant = Embeddings(REPO / ".cache" / "locomo-minilm.npz"), HeuristicExtractor(), Variant("default")
+    groups: dict[str, list[float]] = {"relevant": [], "irrelevant": [], "unrelated": [], "near-verbatim": []}
+    for n, conv in enumerate(conversations):
+        index = build(conv, variant, embed, extractor)
+        questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
+        for q, vector in zip(questions, embed([q.question for q in questions]), strict=True):
+            for hit in ranked(index, q.question, vector):
+                groups["relevant" if hit.memory_id in q.evidence else "irrelevant"].append(hit.score)
+        other = conversations[(n + 1) % len(conversations)]
+        foreign = [q.question for q in other.questions if q.category in HEADLINE_CATEGORIES][:60]
+        for text, vector in zip(foreign, embed(foreign), strict=True):
+            groups["unrelated"].extend(h.score for h in ranked(index, text, vector))
+        turns = conv.turns[::7]
+        queries = [" ".join(t.content.split()[:-1]) or t.content for t in turns]
+        for turn, text, vector in zip(turns, queries, embed(queries), strict=True):
+            groups["near-verbatim"].extend(h.score for h in ranked(index, text, vector) if h.memory_id == turn.dia_id)
+    print(f"{'group':<14}{'n':>7}" + "".join(f"{f'p{p}':>7}" for p in (5, 25, 50, 75, 95, 99)) + f"{'<floor':>9}")
+    for name, values in groups.items():
+        arr = np.asarray(values)
+        below = float((arr < scoring.RELEVANCE_FLOOR).mean()) if len(arr) else 0.0
+        print(f"{name:<14}{len(arr):>7}" + "".join(f"{np.percentile(arr, p):>7.3f}" for p in (5, 25, 50, 75, 95, 99))
+              + f"{below:>9.1%}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    bins = np.linspace(0, 1, 41)
+    for name, values in groups.items():
+        ax.hist(values, bins=bins, density=True, histtype="step", linewidth=1.6, label=f"{name} (n={len(values)})")
+    ax.axvline(scoring.RELEVANCE_FLOOR, color="black", linestyle="--", linewidth=1, label=f"floor {scoring.RELEVANCE_FLOOR}")
+    ax.axvline(0.9, color="grey", linestyle=":", linewidth=1, label="0.9")
+    ax.set_xlabel("calibrated score")
+    ax.set_ylabel("density")
+    ax.set_title("LoCoMo dev: scores of top-10 hits by kind (shipped recipe)")
+    ax.legend(fontsize=8)
+    OUT.parent.mkdir(exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(OUT, dpi=110)
+    print(f"wrote {OUT.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Strict timestamps for every input: an ISO-8601 date or date-time, nothing else.
+
+pydantic's own datetime parsing also takes numbers and digit strings as Unix times, so
+`captured_at: "20210304"` silently became 1970-08-22. Inputs here accept `2024-05-08`,
+`2024-05-08T13:56`, `2024-05-08T13:56:00.123Z` or `...+02:00`; a value without an offset is UTC
+(a date alone is its midnight, UTC). Every value is converted to UTC at validation time, so a date
+that leaves the representable range in UTC (`0001-01-01T00:00:00+14:00`) is a validation error
+here rather than an OverflowError later.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+ISO_HINT = "an ISO-8601 date or date-time, e.g. 2024-05-08 or 2024-05-08T13:56:00+02:00 (no offset = UTC)"
+_ISO = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|z|[+-]\d{2}(?::?\d{2})?)?)?$"
+)
+
+
+def to_utc(value: datetime) -> datetime:
+    """Naive = UTC. Raises ValueError (not OverflowError) when the instant has no UTC representation."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"is outside the representable range once converted to UTC (0001-01-01 to 9999-12-31); "
+                         f"it must be {ISO_HINT}") from None
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """The strict parser behind `IsoTimestamp`: ISO-8601 text, or a `datetime`/`date` from Python callers."""
+    if isinstance(value, datetime):
+        return to_utc(value)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if not isinstance(value, str) or not _ISO.match(value.strip()):
+        raise ValueError(f"must be {ISO_HINT}")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("z", "Z"))
+    except ValueError:
+        raise ValueError(f"is not a valid calendar date or time; it must be {ISO_HINT}") from None
+    return to_utc(parsed)
+
+
+IsoTimestamp = Annotated[
+    datetime,
+    BeforeValidator(parse_timestamp),
+    WithJsonSchema({"type": "string", "format": "date-time", "description": ISO_HINT}),
+]
