@@ -16,6 +16,7 @@ from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
+from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.ports import (
     Embedder,
     EnrichmentTask,
@@ -71,8 +72,10 @@ class EnrichmentService:
         extractor: Extractor,
         *,
         facts: FactStore,
+        upkeep: FactUpkeep | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._upkeep = upkeep
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -119,7 +122,7 @@ class EnrichmentService:
         assert memory is not None
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
-            self._facts.replace_derived(memory, [], self._clock())  # its facts lose this source
+            self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
             self._mark_enriched(memory, memory.category, memory.entities, memory.importance, [])
             return
@@ -128,7 +131,7 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
         links = self._links(memory, entities, vector, previous)
-        self._facts.replace_derived(memory, self._derive_facts(memory, extraction), self._clock())
+        self._replace_facts(memory, self._derive_facts(memory, extraction))
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
@@ -147,6 +150,16 @@ class EnrichmentService:
             self._store.save(updated, expected_version=memory.version)
 
     # -- steps ---------------------------------------------------------------------------
+    def _replace_facts(self, memory: Memory, facts: list[Fact]) -> None:
+        """The memory's derived facts become `facts`; the timelines of what it said before and says
+        now are recomputed (a withdrawn fact gives back what it had retired); new facts are indexed."""
+        before = self._facts.for_memory(memory.tenant, memory.id) if self._upkeep else []
+        now = self._clock()
+        after = self._facts.replace_derived(memory, facts, now)
+        if self._upkeep is not None:
+            self._upkeep.reconcile(self._upkeep.groups([*before, *after]), actor="enrichment", at=now)
+            self._upkeep.index(after)  # idempotent; a reindex also rebuilds the facts index
+
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;
         event time is when the memory was captured."""
@@ -162,8 +175,9 @@ class EnrichmentService:
         now = self._clock()
         resolved = self._facts.resolve(memory.namespace, list(mentions.values()), now)
         nodes = {canonical_key(name): entity for name, entity in resolved.items()}
+        normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
-            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], f.predicate, nodes[canonical_key(f.object)],
+            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
                          valid_at=memory.captured_at, at=now, sentence=f"{f.subject} {f.predicate} {f.object}")
             for f in extraction.facts
         ]
