@@ -114,18 +114,18 @@ class Container:
     def facts(self) -> FactService:
         from mnemo.services.facts import FactService
 
-        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
-
-        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=HeuristicIntentAnnotator(), clock=self.clock)
+        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock)
 
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:
+        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
         from mnemo.domain.predicates import PredicateTable
         from mnemo.services.fact_upkeep import FactUpkeep
 
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
-        return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder)
+        return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
+                          annotator=HeuristicIntentAnnotator())
 
     def fact_index(self) -> FactIndex:
         with self._lock:

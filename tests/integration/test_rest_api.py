@@ -87,7 +87,7 @@ def test_missing_and_bad_keys_are_401_with_challenge(http) -> None:
     for headers in ({}, auth("mn_nope_000000000000000000000000")):
         response = http.get("/v1/memories", headers=headers)
         assert response.status_code == 401
-        assert response.json()["error"]["code"] == "unauthorized"
+        assert response.json()["error"]["code"] == "unauthenticated"
         assert 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"' in response.headers["www-authenticate"]
 
 

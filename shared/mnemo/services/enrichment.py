@@ -181,6 +181,9 @@ class EnrichmentService:
                          valid_at=memory.captured_at, at=now, sentence=f"{f.subject} {f.predicate} {f.object}")
             for f in extraction.facts
         ]
+        if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
+            annotate = self._upkeep.annotator.annotate  # asked for by add_episode(extract_intent=true)
+            facts = [f.model_copy(update={"intent_meta": annotate(f.fact, f.predicate)}) for f in facts]
         return list({f.uuid: f for f in facts}.values())
 
     def _previous(self, memory: Memory) -> IndexDocument | None:

@@ -17,7 +17,7 @@ from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
 from mnemo.errors import MnemoError
-from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore
+from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,8 @@ Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
 
 class FactUpkeep:
     def __init__(self, facts: FactStore, predicates: PredicateTable, index: Callable[[], FactIndex],
-                 embedder: Callable[[], Embedder] | None = None) -> None:
+                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None) -> None:
+        self.annotator = annotator
         self._facts = facts
         self.predicates = predicates
         self._index = index
