@@ -16,7 +16,6 @@ from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
-from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.ports import (
     Embedder,
     EnrichmentTask,
@@ -27,6 +26,7 @@ from mnemo.ports import (
     MemoryStore,
     SearchIndex,
 )
+from mnemo.services.fact_upkeep import FactUpkeep
 
 logger = logging.getLogger(__name__)
 
