@@ -6,17 +6,27 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from mcp import Client
-from tests.e2e.conftest import LocalServer
+from tests.conftest import TEST_KEY
+from tests.e2e.conftest import LocalServer, start_server, stop_server
 from tests.e2e.test_mcp_python_client import run, structured
 
 pytestmark = pytest.mark.e2e
 PATH = "/mcp/facts"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server of its own: the episodes written here must not show up in other modules' memory searches."""
+    process, base = start_server(tmp_path_factory.mktemp("facts-server") / "server.log")
+    yield LocalServer(base=base, key=TEST_KEY)
+    stop_server(process)
 
 
 def test_facts_round_trip_with_the_official_client(server: LocalServer) -> None:
