@@ -9,7 +9,7 @@ a concurrent writer added to the same group meanwhile.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from mnemo.domain.graph import Fact, FactStatus, graph_key
@@ -66,20 +66,24 @@ class FactUpkeep:
         facts = self._facts.get_many(namespace.tenant, [e.fact_uuid for e in edges])
         return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
 
-    def index(self, facts: Sequence[Fact]) -> None:
+    def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
         """Index the facts' sentences: lexically at once, with their embeddings when the embedder
-        answers (a failing embedder leaves them findable by words and by graph, and is logged)."""
+        answers (a failing embedder leaves them findable by words and by graph, and is logged).
+        `vectors` (sentence -> embedding) are ones the caller already computed (the worker's batch)."""
         if not facts:
             return
         docs = [FactDocument(tenant=f.namespace.tenant, user_id=f.namespace.user_id, group_id=f.namespace.group_id,
                              fact_uuid=f.uuid, sentence=f.fact, names=[f.subject.name, f.object.name],
                              entity_ids=[f.subject.id, f.object.id]) for f in facts]
+        if vectors is not None:
+            self._index().upsert([d.model_copy(update={"vector": vectors.get(d.sentence)}) for d in docs])
+            return
         self._index().upsert(docs)
         if self._embedder is None:
             return
         try:
-            vectors = self._embedder().embed([d.sentence for d in docs])
+            embedded = self._embedder().embed([d.sentence for d in docs])
         except MnemoError as exc:
             logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
             return
-        self._index().upsert([d.model_copy(update={"vector": v}) for d, v in zip(docs, vectors, strict=True)])
+        self._index().upsert([d.model_copy(update={"vector": v}) for d, v in zip(docs, embedded, strict=True)])
