@@ -16,9 +16,20 @@ from mnemo.domain.models import utcnow
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
-    from mnemo.ports import EditInterpreter, Embedder, EnrichmentQueue, FactStore, GraphStore, MemoryStore, SearchIndex
+    from mnemo.ports import (
+        EditInterpreter,
+        Embedder,
+        EnrichmentQueue,
+        FactIndex,
+        FactStore,
+        GraphStore,
+        MemoryStore,
+        SearchIndex,
+    )
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
+    from mnemo.services.fact_search import FactSearchService
+    from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -95,7 +106,7 @@ class Container:
         from mnemo.services.enrichment import EnrichmentService
 
         return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
-                                 facts=self.fact_store, clock=self.clock)
+                                 facts=self.fact_store, upkeep=self.fact_upkeep, clock=self.clock)
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -119,7 +130,35 @@ class Container:
     def facts(self) -> FactService:
         from mnemo.services.facts import FactService
 
-        return FactService(self.fact_store, clock=self.clock)
+        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock)
+
+    @cached_property
+    def fact_upkeep(self) -> FactUpkeep:
+        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
+        from mnemo.domain.predicates import PredicateTable
+        from mnemo.services.fact_upkeep import FactUpkeep
+
+        table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
+                                        self.settings.fact_multi_valued)
+        return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
+                          annotator=HeuristicIntentAnnotator())
+
+    def fact_index(self) -> FactIndex:
+        with self._lock:
+            return self._fact_index
+
+    @cached_property
+    def _fact_index(self) -> FactIndex:
+        # OpenSearch has no facts index yet (docs/facts.md): the in-process one serves every mode.
+        from mnemo.adapters.local_fact_index import LocalFactIndex
+
+        return LocalFactIndex()
+
+    @cached_property
+    def fact_search(self) -> FactSearchService:
+        from mnemo.services.fact_search import FactSearchService
+
+        return FactSearchService(self.fact_store, self.fact_index, embedder=lambda: self.embedder)
 
     @cached_property
     def recovery(self) -> RecoveryService:

@@ -28,13 +28,25 @@ class ConflictError(MnemoError):
 
 
 class AuthenticationError(MnemoError):
-    code = "unauthorized"
+    code = "unauthenticated"
 
 
 class ForbiddenError(MnemoError):
     """The key is valid but lacks the scope the operation needs."""
 
     code = "missing_scope"
+
+
+class QuotaExceededError(MnemoError):
+    """A monthly cap (writes, intents, retrievals) is reached. Reserved: quotas come with a later issue."""
+
+    code = "quota_exceeded"
+
+
+class PaymentRequiredError(MnemoError):
+    """The subscription is past due. Reserved: billing comes with a later issue."""
+
+    code = "payment_required"
 
 
 class UnsupportedEditError(MnemoError):

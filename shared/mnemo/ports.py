@@ -264,6 +264,14 @@ class FactStore(Protocol):
         source), then delete outright each derived fact left without a source (item, audit rows,
         adjacency) and entity nodes and names no edge uses any more. Returns the facts deleted."""
 
+    def set_validity(
+        self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, active: bool, invalid_at: datetime | None = None,
+        invalidated_by: str | None = None,
+    ) -> Fact:
+        """Move a fact along its timeline (docs/facts.md): `active` brings it back (audit `reactivated`),
+        else it is invalid from `invalid_at` because of `invalidated_by` (audit `invalidated`). A
+        retracted fact is returned unchanged; NotFoundError if there is no such fact."""
+
     def get(self, tenant: str, fact_uuid: str) -> Fact | None: ...
 
     def get_many(self, tenant: str, fact_uuids: Sequence[str]) -> list[Fact]:
@@ -287,3 +295,46 @@ class FactStore(Protocol):
         limit: int = 100,
     ) -> list[Fact]:
         """The facts with this entity as subject or object, newest first."""
+
+
+class FactDocument(BaseModel):
+    """What the facts index holds for one fact: its sentence, its entity names and ids, its vector.
+    No status: a search hydrates the facts from the store, which alone says which are active."""
+
+    tenant: str
+    user_id: str
+    group_id: str
+    fact_uuid: str
+    sentence: str
+    names: list[str] = Field(default_factory=list)  # subject and object names
+    entity_ids: list[str] = Field(default_factory=list)
+    vector: list[float] | None = None
+
+
+class FactHit(BaseModel):
+    """A candidate fact with its raw signals (`lexical`: BM25 over sentence and names; `semantic`:
+    cosine of the sentence embedding, clamped to [0, 1])."""
+
+    fact_uuid: str
+    entity_ids: list[str] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    lexical: float = 0.0
+    semantic: float = 0.0
+
+
+class FactIndex(Protocol):
+    """The facts index, next to the memories index (docs/facts.md). Every query is scoped to one
+    tenant, user and group."""
+
+    def upsert(self, documents: Sequence[FactDocument]) -> None: ...
+
+    def delete(self, tenant: str, fact_uuid: str) -> None: ...
+
+    def search(self, namespace: Namespace, text: str, vector: list[float] | None, k: int) -> list[FactHit]:
+        """The union of the lexical and (with `vector`) semantic legs, at most `k` hits from each."""
+
+
+class IntentAnnotator(Protocol):
+    def annotate(self, sentence: str, predicate: str) -> dict[str, object] | None:
+        """`{"label", "confidence", "evidence"}` for a fact sentence, or None when no intent is found."""
+

@@ -40,6 +40,10 @@ class MnemoSettings(BaseSettings):
     extractor: Literal["heuristic", "bedrock"] = "heuristic"
     llm_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
 
+    fact_single_valued: str = Field(default="", description="Extra single-valued predicates, comma-separated (docs/facts.md).")
+    fact_multi_valued: str = Field(default="", description="Default single-valued predicates to treat as multi-valued, comma-separated.")
+    fact_synonyms: str = Field(default="", description="Extra predicate synonyms: 'moved into=lives in; hired by=works at'.")
+
     public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values MCP accepts.")

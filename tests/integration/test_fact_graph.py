@@ -281,10 +281,10 @@ def test_the_aliases_an_extractor_reports_resolve_to_one_node(services, monkeypa
 
     container, principal, drain = services
     extraction = Extraction(
-        normalized_text="Alice Johnson joined Acme. Alice works at Acme.",
+        normalized_text="Alice Johnson founded Acme. Alice works at Acme.",
         entities=[Mention(name="Alice Johnson", kind="person", aliases=["Alice", " ", "x" * 500])],
         facts=[Triple(subject="Alice", predicate="works at", object="Acme"),
-               Triple(subject="alice johnson", predicate="joined", object="Acme")],
+               Triple(subject="alice johnson", predicate="founded", object="Acme")],
     )
     monkeypatch.setattr(container.enrichment._extractor, "extract", lambda text, speaker=None: extraction)
     memory = capture(container, principal, extraction.normalized_text)
@@ -293,4 +293,4 @@ def test_the_aliases_an_extractor_reports_resolve_to_one_node(services, monkeypa
     assert {f.subject.name for f in facts} == {"Alice Johnson"}  # both triples start at one node
     node = container.fact_store.find_entity(Namespace(tenant="local"), "ALICE")
     assert node.id == facts[0].subject.id and node.aliases == ["Alice"] and node.type == "person"
-    assert {f.fact for f in facts} == {"Alice works at Acme", "alice johnson joined Acme"}  # the memory's own words
+    assert {f.fact for f in facts} == {"Alice works at Acme", "alice johnson founded Acme"}  # the memory's own words

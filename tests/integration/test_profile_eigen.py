@@ -204,6 +204,6 @@ def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch
     assert run_mcp(app, names, path="/api/mcp") == list(SEED_000)
     from starlette.testclient import TestClient
 
-    response = TestClient(app, base_url=BASE).post("/mcp/facts", json={}, headers={"authorization": f"Bearer {TEST_KEY}"})
+    response = TestClient(app, base_url=BASE).post("/mcp/nope", json={}, headers={"authorization": f"Bearer {TEST_KEY}"})
     assert response.status_code == 404
-    assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'facts'; served: /mcp, /mcp/thrindex, /mcp/probe"}}
+    assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/probe"}}

@@ -231,6 +231,27 @@ class DynamoDbFactStore:
 
         return _retry(attempt)
 
+    def set_validity(
+        self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, active: bool, invalid_at: datetime | None = None,
+        invalidated_by: str | None = None,
+    ) -> Fact:
+        def attempt() -> Fact:
+            current = self._require(tenant, fact_uuid)
+            if current.status == FactStatus.RETRACTED:
+                return current
+            if active:
+                change: dict[str, Any] = {"status": FactStatus.ACTIVE, "invalid_at": None, "invalidated_by": None,
+                                          "expired_at": None}
+            else:
+                change = {"status": FactStatus.INVALIDATED, "invalid_at": invalid_at, "invalidated_by": invalidated_by,
+                          "expired_at": current.expired_at or at}
+            updated = current.model_copy(update={**change, "revision": current.revision + 1})
+            audit = _audit(updated, "reactivated" if active else "invalidated", at, actor=actor, invalidated_by=invalidated_by)
+            self._commit(current, updated, audit)
+            return updated
+
+        return _retry(attempt)
+
     # -- reads ---------------------------------------------------------------------------
     def erase_memory(self, memory: Memory, at: datetime) -> int:
         return erase_facts(self, self._call, self._table, memory, at)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
+from mnemo.domain.extraction import Fact as ExtractedFact
 from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
@@ -26,6 +27,7 @@ from mnemo.ports import (
     MemoryStore,
     SearchIndex,
 )
+from mnemo.services.fact_upkeep import FactUpkeep
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +50,18 @@ class Prepared:
     memory: Memory | None = None
     extraction: Extraction | None = None
     vector: list[float] | None = None
+    fact_vectors: dict[str, list[float]] = field(default_factory=dict)  # fact sentence -> its embedding
     error: Exception | None = None
     skip_reason: str | None = None
 
 
 MAX_ALIASES = 10  # per entity and memory: an extractor's aliases become keys of the name table
 MAX_ALIAS_CHARS = 200
+
+
+def fact_text(fact: ExtractedFact) -> str:
+    """A derived fact's sentence: the memory's own words for the triple."""
+    return f"{fact.subject} {fact.predicate} {fact.object}"
 
 
 def date_words(moment: datetime) -> str:
@@ -71,8 +79,10 @@ class EnrichmentService:
         extractor: Extractor,
         *,
         facts: FactStore,
+        upkeep: FactUpkeep | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._upkeep = upkeep
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -99,10 +109,15 @@ class EnrichmentService:
                 item.error = exc
         live = [p for p in prepared if p.extraction is not None]
         if live:
+            # One embedding call for the batch: each memory's text, then its fact sentences (facts index).
+            texts = [p.extraction.normalized_text for p in live]  # type: ignore[union-attr]
+            sentences = [(p, fact_text(f)) for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
             try:
-                vectors = self._embedder.embed([p.extraction.normalized_text for p in live])  # type: ignore[union-attr]
-                for item, vector in zip(live, vectors, strict=True):
+                vectors = self._embedder.embed(texts + [s for _, s in sentences])
+                for item, vector in zip(live, vectors[: len(live)], strict=True):
                     item.vector = vector
+                for (item, sentence), vector in zip(sentences, vectors[len(live):], strict=True):
+                    item.fact_vectors[sentence] = vector
             except Exception as exc:  # noqa: BLE001 - the embedder failing fails every live task
                 for item in live:
                     item.error = exc
@@ -119,7 +134,7 @@ class EnrichmentService:
         assert memory is not None
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
-            self._facts.replace_derived(memory, [], self._clock())  # its facts lose this source
+            self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
             self._mark_enriched(memory, memory.category, memory.entities, memory.importance, [])
             return
@@ -128,7 +143,7 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
         links = self._links(memory, entities, vector, previous)
-        self._facts.replace_derived(memory, self._derive_facts(memory, extraction), self._clock())
+        self._replace_facts(memory, self._derive_facts(memory, extraction), item.fact_vectors)
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
@@ -154,6 +169,16 @@ class EnrichmentService:
             return self._extractor.extract(memory.raw)
         return Extraction(normalized_text=memory.normalized_text)
 
+    def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> None:
+        """The memory's derived facts become `facts`; the timelines of what it said before and says
+        now are recomputed (a withdrawn fact gives back what it had retired); new facts are indexed."""
+        before = self._facts.for_memory(memory.tenant, memory.id) if self._upkeep else []
+        now = self._clock()
+        after = self._facts.replace_derived(memory, facts, now)
+        if self._upkeep is not None:
+            self._upkeep.reconcile(self._upkeep.groups([*before, *after]), actor="enrichment", at=now)
+            self._upkeep.index(after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
+
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;
         event time is when the memory was captured."""
@@ -169,11 +194,15 @@ class EnrichmentService:
         now = self._clock()
         resolved = self._facts.resolve(memory.namespace, list(mentions.values()), now)
         nodes = {canonical_key(name): entity for name, entity in resolved.items()}
+        normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
-            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], f.predicate, nodes[canonical_key(f.object)],
-                         valid_at=memory.captured_at, at=now, sentence=f"{f.subject} {f.predicate} {f.object}")
+            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
+                         valid_at=memory.captured_at, at=now, sentence=fact_text(f))
             for f in extraction.facts
         ]
+        if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
+            annotate = self._upkeep.annotator.annotate  # asked for by add_episode(extract_intent=true)
+            facts = [f.model_copy(update={"intent_meta": annotate(f.fact, f.predicate)}) for f in facts]
         return list({f.uuid: f for f in facts}.values())
 
     def _previous(self, memory: Memory) -> IndexDocument | None:

@@ -1,7 +1,8 @@
 """Record, retract, invalidate and read facts: the fact graph as callers see it.
 
 Recorded facts are their own aggregate: no memory's enrichment touches them. Derived facts are
-written by the enrichment worker through the same `FactStore`.
+written by the enrichment worker through the same `FactStore`. After every change, `FactUpkeep`
+recomputes the timelines it touched (docs/facts.md) and indexes new facts.
 """
 
 from __future__ import annotations
@@ -9,14 +10,21 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
-from mnemo.domain.graph import EntityMention, Fact, FactAudit, FactStatus, recorded_fact
+from mnemo.domain.graph import Entity, EntityMention, Fact, FactAudit, FactStatus, fact_sentence, recorded_fact
 from mnemo.domain.models import Permission, Principal, utcnow
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import NotFoundError
-from mnemo.ports import FactStore
+from mnemo.ports import FactStore, IntentAnnotator
+from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.memories import require
+
+
+class Recorded(NamedTuple):
+    edge: Fact
+    invalidated: list[Fact]  # the facts this one retired
 
 
 class FactService:
@@ -24,30 +32,54 @@ class FactService:
         self,
         facts: FactStore,
         *,
+        upkeep: FactUpkeep | None = None,
+        annotator: IntentAnnotator | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
         self._facts = facts
+        self._upkeep = upkeep
+        self._annotator = annotator
         self._clock = clock
         self._new_id = new_id
 
     # -- changes -------------------------------------------------------------------------
     def record(self, principal: Principal, command: RecordFactCommand) -> Fact:
+        return self.record_triple(principal, command).edge
+
+    def record_triple(self, principal: Principal, command: RecordFactCommand, *, extract_intent: bool = False) -> Recorded:
+        """Store the triple (predicate through the synonym table), retire what it replaces, index it."""
         require(principal, Permission.WRITE)
         namespace = _namespace(principal, command)
         now = self._clock()
         nodes = self._facts.resolve(namespace, [EntityMention(name=command.subject), EntityMention(name=command.object)], now)
+        predicate = self._upkeep.predicates.normalize(command.predicate) if self._upkeep else command.predicate
+        sentence = fact_sentence(nodes[command.subject].name, command.predicate, nodes[command.object].name)
+        intent = command.intent_meta
+        if extract_intent and intent is None and self._annotator is not None:
+            intent = self._annotator.annotate(sentence, predicate)
         fact = recorded_fact(
-            self._new_id(), namespace, nodes[command.subject], command.predicate, nodes[command.object],
-            valid_at=command.valid_at, at=now, intent_meta=command.intent_meta,
-        )
-        return self._facts.record(fact, actor=principal.key_prefix)
+            self._new_id(), namespace, nodes[command.subject], predicate, nodes[command.object],
+            valid_at=command.valid_at, at=now, intent_meta=intent,
+        ).model_copy(update={"fact": sentence})
+        stored = self._facts.record(fact, actor=principal.key_prefix)
+        if self._upkeep is None:
+            return Recorded(stored, [])
+        self._upkeep.index([stored])
+        retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
+        edge = self._facts.get(principal.tenant, stored.uuid) or stored
+        return Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
 
     def retract(self, principal: Principal, fact_uuid: str, reason: str | None = None) -> Fact:
-        """Soft delete: the fact leaves every active read; its audit row says who, when and why."""
-        require(principal, Permission.WRITE)
+        """Soft delete (admin keys): the fact leaves every active read; its audit row says who, when
+        and why; a fact it had retired comes back unless another one retires it."""
+        require(principal, Permission.ADMIN)
         self.get(principal, fact_uuid)
-        return self._facts.retract(principal.tenant, fact_uuid, actor=principal.key_prefix, reason=reason, at=self._clock())
+        now = self._clock()
+        retracted = self._facts.retract(principal.tenant, fact_uuid, actor=principal.key_prefix, reason=reason, at=now)
+        if self._upkeep is not None:
+            self._upkeep.reconcile(self._upkeep.groups([retracted]), actor=principal.key_prefix, at=now)
+        return retracted
 
     def invalidate(
         self, principal: Principal, fact_uuid: str, *, invalid_at: datetime | None = None, invalidated_by: str | None = None
@@ -82,6 +114,16 @@ class FactService:
         if entity is None:
             return []
         return self._facts.for_entity(namespace, entity.id, statuses=statuses, limit=limit)
+
+    def entity(self, principal: Principal, entity_id: str, scope: FactScope | None = None,
+               limit: int = 100) -> tuple[Entity, list[Fact]]:
+        """A node of one namespace and its active edges."""
+        require(principal, Permission.READ)
+        namespace = _namespace(principal, scope or FactScope())
+        found = self._facts.entities(namespace, [entity_id])
+        if not found:
+            raise NotFoundError(f"entity {entity_id} not found")
+        return found[0], self._facts.for_entity(namespace, entity_id, limit=limit)
 
 
 def _namespace(principal: Principal, scope: FactScope) -> Namespace:

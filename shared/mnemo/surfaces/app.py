@@ -81,8 +81,10 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
 
     if rest:
         from mnemo.surfaces.rest import router
+        from mnemo.surfaces.rest_facts import router as facts_router
 
         api.include_router(router)
+        api.include_router(facts_router)
 
     app: ASGIApp = api
     if mcp:

@@ -24,6 +24,8 @@ from mnemo.errors import (
     ForbiddenError,
     MnemoError,
     NotFoundError,
+    PaymentRequiredError,
+    QuotaExceededError,
     UnsupportedEditError,
     ValidationFailed,
 )
@@ -35,17 +37,21 @@ HTTP_STATUS: dict[type[MnemoError], int] = {
     ForbiddenError: 403,
     NotFoundError: 404,
     ConflictError: 409,
+    PaymentRequiredError: 402,
+    QuotaExceededError: 429,
     DependencyError: 503,
 }
 HTTP_CODES: dict[int, str] = {
     400: "validation_error",
-    401: "unauthorized",
+    401: "unauthenticated",
+    402: "payment_required",
     403: "missing_scope",
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    429: "quota_exceeded",
     503: "dependency_error",
 }
 # Where FastAPI found a request value; the first element of its error locations.

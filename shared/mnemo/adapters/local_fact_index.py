@@ -1,0 +1,81 @@
+"""`FactIndex` in process: BM25 over each fact's sentence and entity names, exact cosine over its
+sentence embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
+
+Fact sets are small next to memories (a sentence each), so a partition is scored in full with plain
+Python; the OpenSearch twin is a documented gap (docs/facts.md), the port is ready for it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Sequence
+
+from mnemo.domain.namespace import Namespace
+from mnemo.domain.scoring import bm25_idf, bm25_term, clamp01
+from mnemo.domain.text import tokenize
+from mnemo.ports import FactDocument, FactHit
+
+Partition = tuple[str, str, str]
+NAMES_BOOST = 0.5  # entity names mostly repeat the sentence's words; they break ties between facts
+
+
+class LocalFactIndex:
+    def __init__(self) -> None:
+        self._docs: dict[Partition, dict[str, tuple[FactDocument, Counter[str], Counter[str]]]] = {}
+        self._where: dict[tuple[str, str], Partition] = {}  # (tenant, uuid) -> its partition
+        self._lock = threading.Lock()
+
+    def upsert(self, documents: Sequence[FactDocument]) -> None:
+        with self._lock:
+            for doc in documents:
+                self._remove(doc.tenant, doc.fact_uuid)
+                part = (doc.tenant, doc.user_id, doc.group_id)
+                terms = (Counter(tokenize(doc.sentence)), Counter(tokenize(" ".join(doc.names))))
+                self._docs.setdefault(part, {})[doc.fact_uuid] = (doc, *terms)
+                self._where[(doc.tenant, doc.fact_uuid)] = part
+
+    def delete(self, tenant: str, fact_uuid: str) -> None:
+        with self._lock:
+            self._remove(tenant, fact_uuid)
+
+    def _remove(self, tenant: str, fact_uuid: str) -> None:
+        part = self._where.pop((tenant, fact_uuid), None)
+        if part is not None:
+            self._docs.get(part, {}).pop(fact_uuid, None)
+
+    def search(self, namespace: Namespace, text: str, vector: list[float] | None, k: int) -> list[FactHit]:
+        with self._lock:
+            rows = list(self._docs.get((namespace.tenant, namespace.user_id, namespace.group_id), {}).values())
+        if not rows:
+            return []
+        query = set(tokenize(text))
+        fields = [_Stats(query, [r[1] for r in rows]), _Stats(query, [r[2] for r in rows])]
+        lexical = {doc.fact_uuid: fields[0].score(terms) + NAMES_BOOST * fields[1].score(names) for doc, terms, names in rows}
+        semantic = {doc.fact_uuid: clamp01(_cosine(vector, doc.vector)) for doc, _, _ in rows} if vector else {}
+        top = [u for u, s in sorted(lexical.items(), key=lambda x: -x[1])[:k] if s > 0]
+        top += sorted(semantic, key=lambda u: -semantic[u])[:k]
+        docs = {doc.fact_uuid: doc for doc, _, _ in rows}
+        return [FactHit(fact_uuid=u, entity_ids=docs[u].entity_ids, names=docs[u].names, lexical=lexical[u],
+                        semantic=semantic.get(u, 0.0)) for u in dict.fromkeys(top)]
+
+
+class _Stats:
+    """One field's BM25 statistics over a partition, for the query's terms only."""
+
+    def __init__(self, query: set[str], counts: list[Counter[str]]) -> None:
+        self.avg = sum(sum(c.values()) for c in counts) / max(len(counts), 1)
+        self.idf = {t: bm25_idf(len(counts), sum(1 for c in counts if t in c)) for t in query}
+
+    def score(self, terms: Counter[str]) -> float:
+        length = sum(terms.values())
+        return sum(bm25_term(terms[t], idf, length, self.avg) for t, idf in self.idf.items() if terms.get(t))
+
+
+def _cosine(a: list[float], b: list[float] | None) -> float:
+    if not b or len(a) != len(b):
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0

@@ -1,0 +1,89 @@
+"""What follows a change of the fact graph, for recorded and derived facts alike: the timelines of
+the single-valued groups it touched are recomputed (docs/facts.md), and new facts are indexed.
+
+Timelines are recomputed from the store, not patched, so arrival order does not matter. Each
+correction is a conditional write (the store retries a lost race); a second pass catches a fact that
+a concurrent writer added to the same group meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+
+from mnemo.domain.graph import Fact, FactStatus, graph_key
+from mnemo.domain.namespace import Namespace
+from mnemo.domain.predicates import PredicateTable
+from mnemo.domain.timeline import changes
+from mnemo.errors import MnemoError
+from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator
+
+logger = logging.getLogger(__name__)
+
+GROUP_LIMIT = 200  # values of one subject's single-valued predicate a recomputation reads
+PASSES = 2
+Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
+
+
+class FactUpkeep:
+    def __init__(self, facts: FactStore, predicates: PredicateTable, index: Callable[[], FactIndex],
+                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None) -> None:
+        self.annotator = annotator
+        self._facts = facts
+        self.predicates = predicates
+        self._index = index
+        self._embedder = embedder
+
+    def groups(self, facts: Iterable[Fact]) -> set[Group]:
+        return {(f.namespace, f.subject.id, f.predicate) for f in facts if f.predicate in self.predicates.single_valued}
+
+    def reconcile(self, groups: Iterable[Group], *, actor: str, at: datetime) -> list[Fact]:
+        """Bring every fact of these groups to the validity its timeline gives; returns the facts
+        this retired (active before, invalidated now)."""
+        retired: dict[str, Fact] = {}
+        for group in groups:
+            for _ in range(PASSES):
+                members = self._members(*group)
+                wanted = changes(members)
+                if not wanted:
+                    break
+                before = {f.uuid: f for f in members}
+                for fact_uuid, validity in wanted.items():
+                    active = validity.status == FactStatus.ACTIVE
+                    moved = self._facts.set_validity(
+                        group[0].tenant, fact_uuid, actor=actor, at=at, active=active, invalid_at=validity.invalid_at,
+                        invalidated_by=validity.invalidated_by)
+                    if not active and before[fact_uuid].status == FactStatus.ACTIVE:
+                        retired[fact_uuid] = moved
+                    elif active:
+                        retired.pop(fact_uuid, None)
+        return list(retired.values())
+
+    def _members(self, namespace: Namespace, subject_id: str, predicate: str) -> list[Fact]:
+        edges = self._facts.adjacency(namespace, subject_id, statuses=(FactStatus.ACTIVE, FactStatus.INVALIDATED),
+                                      direction="out", predicate=predicate, limit=GROUP_LIMIT)
+        facts = self._facts.get_many(namespace.tenant, [e.fact_uuid for e in edges])
+        return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
+
+    def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
+        """Index the facts' sentences: lexically at once, with their embeddings when the embedder
+        answers (a failing embedder leaves them findable by words and by graph, and is logged).
+        `vectors` (sentence -> embedding) are ones the caller already computed (the worker's batch)."""
+        if not facts:
+            return
+        docs = [FactDocument(tenant=f.namespace.tenant, user_id=f.namespace.user_id, group_id=f.namespace.group_id,
+                             fact_uuid=f.uuid, sentence=f.fact, names=[f.subject.name, f.object.name],
+                             entity_ids=[f.subject.id, f.object.id]) for f in facts]
+        if vectors is not None:
+            self._index().upsert([d.model_copy(update={"vector": vectors.get(d.sentence)}) for d in docs])
+            return
+        self._index().upsert(docs)
+        if self._embedder is None:
+            return
+        try:
+            embedded = self._embedder().embed([d.sentence for d in docs])
+        except MnemoError as exc:
+            logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
+            return
+        self._index().upsert([d.model_copy(update={"vector": v}) for d, v in zip(docs, embedded, strict=True)])

@@ -1,0 +1,63 @@
+"""The official MCP Python SDK client against the real local server at /mcp/facts: a recorded fact
+replaced by a newer value, an episode whose extracted fact shows up in search after enrichment (the
+local poller feeds the worker), a retract that restores the older value, and the 401 before any tool."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp import Client
+from tests.conftest import TEST_KEY
+from tests.e2e.conftest import LocalServer, start_server, stop_server
+from tests.e2e.test_mcp_python_client import run, structured
+
+pytestmark = pytest.mark.e2e
+PATH = "/mcp/facts"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server of its own: the episodes written here must not show up in other modules' memory searches."""
+    process, base = start_server(tmp_path_factory.mktemp("facts-server") / "server.log")
+    yield LocalServer(base=base, key=TEST_KEY)
+    stop_server(process)
+
+
+def test_facts_round_trip_with_the_official_client(server: LocalServer) -> None:
+    async def calls(client: Client) -> Any:
+        tools = [t.name for t in (await client.list_tools()).tools]
+        old = structured(await client.call_tool("record_fact", {"subject": "Grace", "predicate": "works_at", "object": "Acme",
+                                                                "group_id": "e2e"}))
+        new = structured(await client.call_tool("record_fact", {"subject": "Grace", "predicate": "joined", "object": "Globex",
+                                                                "group_id": "e2e"}))
+        episode = structured(await client.call_tool("add_episode", {"content": "Heidi moved to Lisbon.", "group_id": "e2e"}))
+        deadline, found = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            found = structured(await client.call_tool("search", {"query": "Where does Heidi live?", "group_id": "e2e"}))["edges"]
+            if any(e["target"]["name"] == "Lisbon" for e in found):
+                break
+            await asyncio.sleep(0.5)
+        retracted = structured(await client.call_tool("retract", {"edge_uuid": new["edge"]["uuid"], "reason": "e2e"}))
+        after = structured(await client.call_tool("search", {"query": "Where does Grace work?", "group_id": "e2e"}))
+        return tools, old, new, episode, found, retracted, after
+
+    tools, old, new, episode, found, retracted, after = run(server, calls, path=PATH)
+    assert tools == ["add_episode", "record_fact", "search", "retract"]
+    assert new["invalidated"] == [old["edge"]["uuid"]] and new["edge"]["predicate"] == "works at"
+    heidi = next(e for e in found if e["target"]["name"] == "Lisbon")
+    assert heidi["predicate"] == "lives in" and heidi["episodes"] == [episode["episode"]["uuid"]]
+    assert retracted["edge"]["status"] == "retracted"
+    uuids = [e["uuid"] for e in after["edges"]]
+    assert uuids[0] == old["edge"]["uuid"] and new["edge"]["uuid"] not in uuids  # Acme is back, first
+
+
+def test_a_bad_key_is_401_before_any_tool_runs(server: LocalServer) -> None:
+    response = httpx.post(server.base + PATH, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                          headers={"Authorization": "Bearer mn_wrong_0000000000000000000000"})
+    assert response.status_code == 401 and response.json()["error"]["code"] == "unauthenticated"
