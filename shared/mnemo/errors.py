@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class MnemoError(Exception):
     """Root of every error Mnemo raises on purpose. `code` is machine-readable and stable."""
@@ -25,6 +27,17 @@ class ConflictError(MnemoError):
     """A conditional write lost a race (the version moved on)."""
 
     code = "conflict"
+
+
+def retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
+    """Run `attempt` (which re-reads and re-applies) until a conditional write wins, `tries` times at
+    most: the last ConflictError reaches the caller (409), never a silently dropped write."""
+    for _ in range(tries - 1):
+        try:
+            return attempt()
+        except ConflictError:
+            continue
+    return attempt()
 
 
 class AuthenticationError(MnemoError):

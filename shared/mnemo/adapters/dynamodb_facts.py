@@ -9,7 +9,7 @@ memory's provenance record. A lost race re-reads and re-applies (three tries), t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
@@ -52,10 +52,9 @@ from mnemo.domain.graph import (
 )
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
-from mnemo.errors import ConflictError, DependencyError, NotFoundError
+from mnemo.errors import ConflictError, DependencyError, NotFoundError, retry_on_conflict
 
 _BATCH_GET_LIMIT = 100
-_TRIES = 3
 ENRICHMENT_ACTOR = "enrichment"
 
 
@@ -147,9 +146,9 @@ class DynamoDbFactStore:
         wanted = {f.uuid: f for f in facts}
         previous = self._provenance(memory.tenant, memory.id)
         for fact in wanted.values():
-            _retry(partial(self._support, memory, fact, at))
+            retry_on_conflict(partial(self._support, memory, fact, at))
         for fact_uuid in [u for u in previous if u not in wanted]:
-            _retry(partial(self._withdraw, memory, fact_uuid, at))
+            retry_on_conflict(partial(self._withdraw, memory, fact_uuid, at))
         return [f for f in self.for_memory(memory.tenant, memory.id) if f.status == FactStatus.ACTIVE]
 
     def _support(self, memory: Memory, fact: Fact, at: datetime) -> None:
@@ -211,7 +210,7 @@ class DynamoDbFactStore:
             self._commit(current, retracted, _audit(retracted, "retracted", at, actor=actor, reason=reason or ""))
             return retracted
 
-        return _retry(attempt)
+        return retry_on_conflict(attempt)
 
     def invalidate(
         self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, invalid_at: datetime | None,
@@ -229,7 +228,7 @@ class DynamoDbFactStore:
             self._commit(current, invalidated, audit)
             return invalidated
 
-        return _retry(attempt)
+        return retry_on_conflict(attempt)
 
     def set_validity(
         self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, active: bool, invalid_at: datetime | None = None,
@@ -250,7 +249,7 @@ class DynamoDbFactStore:
             self._commit(current, updated, audit)
             return updated
 
-        return _retry(attempt)
+        return retry_on_conflict(attempt)
 
     # -- reads ---------------------------------------------------------------------------
     def erase_memory(self, memory: Memory, at: datetime) -> int:
@@ -380,14 +379,6 @@ def _audit(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACT
     return FactAudit(fact_uuid=fact.uuid, revision=fact.revision, action=action, actor=actor, at=at, reason=reason,
                      memory_id=memory_id, invalidated_by=invalidated_by)
 
-
-def _retry[T](attempt: Callable[[], T]) -> T:
-    for _ in range(_TRIES - 1):
-        try:
-            return attempt()
-        except ConflictError:
-            continue
-    return attempt()
 
 
 def _code(exc: ClientError) -> str:

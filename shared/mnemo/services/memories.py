@@ -28,12 +28,12 @@ from mnemo.domain.models import (
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES, Candidate
 from mnemo.errors import (
-    ConflictError,
     DependencyError,
     ForbiddenError,
     NotFoundError,
     UnsupportedEditError,
     ValidationFailed,
+    retry_on_conflict,
 )
 from mnemo.ports import (
     BrowseQuery,
@@ -53,16 +53,6 @@ logger = logging.getLogger(__name__)
 # Per enrichment state (pending, failed), how many of a tenant's newest unindexed memories a search reads.
 UNINDEXED_READ = 50
 _STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
-
-
-def _retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
-    """Re-read and re-apply when a concurrent write (often the enrichment worker) moved the item on."""
-    for _ in range(tries - 1):
-        try:
-            return attempt()
-        except ConflictError:
-            continue
-    return attempt()
 
 
 def require(principal: Principal, permission: Permission) -> None:
@@ -220,7 +210,7 @@ class MemoryService:
         whole or not at all."""
         require(principal, Permission.WRITE)
         plans: dict[str, EditPlan] = {}
-        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans))
+        return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans))
 
     def _plan(self, request: str, text: str, plans: dict[str, EditPlan]) -> EditPlan:
         if self._interpreter is None:
@@ -266,7 +256,7 @@ class MemoryService:
                 return current
             return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")
 
-        return _retry_on_conflict(attempt)
+        return retry_on_conflict(attempt)
 
     def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, **changes: object) -> Memory:
         now = self._clock()
