@@ -118,6 +118,7 @@ class Cursor(BaseModel):
 class Page(BaseModel):
     items: list[Memory]
     next_cursor: Cursor | None = None
+    skipped: int = 0  # stored items that no longer decode: left out and logged, never failing the page
 
 
 class ScoredMemory(BaseModel):

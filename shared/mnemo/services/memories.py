@@ -26,7 +26,8 @@ from mnemo.domain.models import (
 )
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES
-from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError
+from mnemo.domain.limits import check_text
+from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError, ValidationFailed
 from mnemo.ports import (
     BrowseQuery,
     Embedder,
@@ -38,6 +39,7 @@ from mnemo.ports import (
     SearchIndex,
     SearchQuery,
 )
+from mnemo.services.permissions import Operation, authorize, status_change
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,15 @@ def _retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
         except ConflictError:
             continue
     return attempt()
+
+
+def _within_limits(text: str) -> str:
+    """An edit's resulting text obeys the same limits as a capture (an `append:` cannot grow a memory
+    past 8 KB): one validation path for every write."""
+    try:
+        return check_text(text)
+    except ValueError as exc:
+        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
 
 
 def require(principal: Principal, permission: Permission) -> None:
@@ -84,7 +95,7 @@ class MemoryService:
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
     def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
-        require(principal, Permission.WRITE)
+        authorize(principal, Operation.CAPTURE)
         now = self._clock()
         memory = Memory(
             id=self._new_id(),
@@ -107,7 +118,11 @@ class MemoryService:
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ)
+        return self._load(principal, memory_id)
+
+    def _load(self, principal: Principal, memory_id: str) -> Memory:
+        """The caller's tenant's memory, for an operation whose permission was already checked."""
         memory = self._store.get(principal.tenant, memory_id)
         if memory is None:
             raise NotFoundError(f"thought {memory_id} not found")
@@ -132,7 +147,7 @@ class MemoryService:
         )
 
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
                 scope=self.scope(principal, command),
@@ -146,7 +161,7 @@ class MemoryService:
     def search(self, principal: Principal, command: RetrieveCommand) -> list[ScoredMemory]:
         """The index finds candidates; ranking (fusion, graph expansion, threshold) happens here,
         with the store deciding what is visible (the index is derived and may lag it)."""
-        require(principal, Permission.READ)
+        authorize(principal, Operation.SEARCH)
         assert command.query is not None
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
@@ -176,11 +191,11 @@ class MemoryService:
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
-        require(principal, Permission.WRITE)
+        authorize(principal, Operation.EDIT)
         return _retry_on_conflict(lambda: self._edit(principal, memory_id, command))
 
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
-        current = self.get(principal, memory_id)
+        current = self._load(principal, memory_id)
         text, status, action, detail = current.raw, current.status, "edited", ""
         if command.raw_text is not None:
             text, detail = command.raw_text, "text replaced"
@@ -196,15 +211,20 @@ class MemoryService:
         metadata = current.metadata if command.metadata is None else command.metadata
         if status != current.status:
             action = _STATUS_ACTIONS[status]
+            extra = status_change(current.status, status)
+            if extra is not None:
+                authorize(principal, extra)
+        if text != current.raw:
+            text = _within_limits(text)
         if text == current.raw and status == current.status and metadata == current.metadata:
             return current  # already in the requested state: nothing to write
         return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail)
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Permission.DELETE)
+        authorize(principal, Operation.ARCHIVE)
 
         def attempt() -> Memory:
-            current = self.get(principal, memory_id)
+            current = self._load(principal, memory_id)
             if current.status == Status.ARCHIVED:
                 return current
             return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")

@@ -12,7 +12,8 @@ from mnemo.bootstrap import Container  # the type FastAPI resolves for the depen
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
 from mnemo.errors import ForbiddenError
-from mnemo.services.memories import MemoryService, require
+from mnemo.services.memories import MemoryService
+from mnemo.services.permissions import REQUIRED, Operation, authorize
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
@@ -94,6 +95,7 @@ class SearchMemories(BaseModel):
 class MemoryList(BaseModel):
     results: list[MemoryView]
     next_cursor: dict[str, str] | None = None
+    skipped: int = Field(default=0, description="Stored items left out because they no longer decode (logged for an operator).")
     scope: dict[str, str] = Field(description="The effective namespace read (tenant, then each pinned level) and author.")
 
 
@@ -106,8 +108,9 @@ def user_filter(caller: Principal, user_id: str) -> str | None:
     """`*` reads every user of the tenant: an operator's view, so only admin keys may ask for it."""
     if user_id != ALL_USERS:
         return user_id
-    if not caller.allows(Permission.ADMIN):
-        raise ForbiddenError("user_id: '*' (every user of the tenant) needs a key with the 'admin' scope")
+    needed = REQUIRED[Operation.READ_ALL_USERS]
+    if not caller.allows(needed):
+        raise ForbiddenError(f"user_id: '*' (every user of the tenant) needs a key with the {needed.value!r} scope")
     return None
 
 
@@ -146,6 +149,7 @@ def list_memories(
     )
     page = service.browse(caller, command)
     return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor),
+                      skipped=page.skipped,
                       scope=scope_view(service, caller, command, author))
 
 
@@ -187,7 +191,7 @@ def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> 
 def enrichment_status(
     caller: Caller, response: Response, status: Annotated[StatusService, Depends(status_service)]
 ) -> dict[str, Any]:
-    require(caller, Permission.READ)
+    authorize(caller, Operation.STATUS)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
     return status.for_tenant(caller.tenant).model_dump(exclude_none=True)
