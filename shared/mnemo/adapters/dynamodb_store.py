@@ -14,6 +14,7 @@ from mnemo.adapters.dynamodb_codec import (
     HISTORY_PREFIX,
     MEMORY_SK,
     RECONCILE_SHARDS,
+    UnreadableItemError,
     activity_to_item,
     all_items,
     browse_pk,
@@ -24,7 +25,6 @@ from mnemo.adapters.dynamodb_codec import (
     item_to_memory,
     memory_pk,
     memory_to_item,
-    UnreadableItemError,
     serialize,
     ts,
 )
@@ -261,6 +261,13 @@ def _code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 
 
+_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+
+
 def _dependency(exc: Exception) -> DependencyError:
     code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-    return DependencyError(f"memory store unavailable ({code})")
+    # The AWS error code is for the operator's log, never the caller's message.
+    logging.getLogger(__name__).warning("memory store call failed", extra={"error_code": code})
+    if code in _THROTTLED:
+        return DependencyError("memory store is busy (throttled); retry after a short wait")
+    return DependencyError("memory store unavailable; retry shortly")

@@ -11,6 +11,7 @@ from mnemo.domain import scoring
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.edits import SetStatus, apply_text_edit, parse_edit_request
 from mnemo.domain.graph import Fact, FactStatus, Link
+from mnemo.domain.limits import check_text
 from mnemo.domain.models import (
     Activity,
     Enrichment,
@@ -26,7 +27,6 @@ from mnemo.domain.models import (
 )
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES
-from mnemo.domain.limits import check_text
 from mnemo.errors import ConflictError, DependencyError, ForbiddenError, NotFoundError, ValidationFailed
 from mnemo.ports import (
     BrowseQuery,

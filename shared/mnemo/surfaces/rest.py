@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Status
 from mnemo.errors import ForbiddenError
 from mnemo.services.memories import MemoryService
 from mnemo.services.permissions import REQUIRED, Operation, authorize
@@ -27,7 +27,9 @@ def services(request: Request) -> Container:
 
 
 def principal(request: Request, container: Annotated[Container, Depends(services)]) -> Principal:
-    return authenticate(container.keys, request.headers)
+    """Authenticated by `RestGate` before the body was read; the lookup here serves apps built without it."""
+    found = getattr(request.state, "principal", None)
+    return found if isinstance(found, Principal) else authenticate(container.keys, request.headers)
 
 
 def memories(container: Annotated[Container, Depends(services)]) -> MemoryService:
