@@ -4,6 +4,7 @@ that agrees with the MCP origin check, and a plain message for an unsupported pr
 
 from __future__ import annotations
 
+import pytest
 from botocore.exceptions import ClientError
 
 from mnemo.services import keys as key_service
@@ -66,20 +67,21 @@ def test_the_wrong_key_cache_is_bounded_and_never_evicts_real_keys(container, mo
     assert service.authenticate(TEST_KEY).tenant == "local" and calls == []
 
 
-def test_503_carries_retry_after_and_no_aws_error_code(http, container, monkeypatch) -> None:
+def test_503_carries_retry_after_and_no_aws_error_code(http, container) -> None:
     store = container.store
     error = ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded"}}, "Query")
 
     def throttled(**kwargs):  # noqa: ANN003, ANN202
         raise error
 
-    monkeypatch.setattr(store._db, "query", throttled)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(store._db, "query", throttled)
     response = http.get("/v1/memories", headers=auth())
     assert response.status_code == 503 and response.headers["retry-after"] == "1"
     assert response.json() == {"error": {"code": "dependency_error",
                                          "message": "memory store is busy (throttled); retry after a short wait"}}
     assert "Exception" not in response.text and "Provisioned" not in response.text
-    monkeypatch.undo()
+    patch.undo()
     assert http.get("/v1/memories", headers=auth()).status_code == 200  # positive control
 
 

@@ -53,15 +53,19 @@ class DynamoDbMemoryStore:
         self._db = client
         self._table = table_name
 
-    def put_new(self, memory: Memory) -> None:
+    def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
+        """The memory and its "created" history line in one transaction: both or neither."""
+        put = {"TableName": self._table, "Item": serialize(memory_to_item(memory)),
+               "ConditionExpression": "attribute_not_exists(pk)"}
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=serialize(memory_to_item(memory)),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+            if activity is None:
+                self._db.put_item(**put)
+            else:
+                created = {"TableName": self._table, "Item": serialize(activity_to_item(memory.tenant, activity)),
+                           "ConditionExpression": "attribute_not_exists(pk)"}
+                self._db.transact_write_items(TransactItems=[{"Put": put}, {"Put": created}])
         except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
+            if _code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException") and _condition_failed(exc):
                 raise ConflictError(f"memory {memory.id} already exists") from exc
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
@@ -255,6 +259,14 @@ def readable(items: Iterable[dict[str, Any]]) -> list[Memory]:
         except UnreadableItemError as exc:
             logger.error("skipped an unreadable memory item", extra={"item": str(exc)})
     return memories
+
+
+def _condition_failed(exc: ClientError) -> bool:
+    """A put refused by its condition (the item exists), not a transaction cancelled for another reason."""
+    if _code(exc) == "ConditionalCheckFailedException":
+        return True
+    reasons = exc.response.get("CancellationReasons") or []
+    return any(r.get("Code") == "ConditionalCheckFailed" for r in reasons) or not reasons
 
 
 def _code(exc: ClientError) -> str:

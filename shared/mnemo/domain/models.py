@@ -106,6 +106,7 @@ class Activity(BaseModel):
     actor: str
     at: datetime
     detail: str = ""
+    request_key: str | None = None  # the Idempotency-Key of the request that made the change, if any
 
 
 class Cursor(BaseModel):

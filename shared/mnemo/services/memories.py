@@ -15,6 +15,7 @@ from mnemo.domain.limits import check_text
 from mnemo.domain.models import (
     Activity,
     Enrichment,
+    EnrichmentState,
     Memory,
     Page,
     Permission,
@@ -39,6 +40,7 @@ from mnemo.ports import (
     SearchIndex,
     SearchQuery,
 )
+from mnemo.services import idempotency
 from mnemo.services.permissions import Operation, authorize, status_change
 
 logger = logging.getLogger(__name__)
@@ -94,11 +96,14 @@ class MemoryService:
         self._new_id = new_id
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
-    def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
+    def capture(self, principal: Principal, command: CaptureCommand, *, idempotency_key: str | None = None) -> Memory:
+        """Persist, then enqueue. Idempotent: a retry of the same request (same key, or botocore
+        replaying the put) answers with the stored memory; see services/idempotency.py."""
         authorize(principal, Operation.CAPTURE)
+        key = idempotency.check_key(idempotency_key)
         now = self._clock()
         memory = Memory(
-            id=self._new_id(),
+            id=idempotency.memory_id_for(principal.tenant, key) if key else self._new_id(),
             tenant=principal.tenant,
             user_id=command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
@@ -113,7 +118,17 @@ class MemoryService:
             content_hash=content_hash(command.raw),
             enrichment=Enrichment(queued_at=now),
         )
-        self._store.put_new(memory)
+        created = Activity(memory_id=memory.id, version=1, action="created", actor=principal.key_prefix, at=now,
+                           detail="captured", request_key=key)
+        try:
+            self._store.put_new(memory, created)
+        except ConflictError:
+            stored = self._store.get(principal.tenant, memory.id)
+            if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
+                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request")
+            memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
+            if memory.enrichment.state != EnrichmentState.PENDING:
+                return memory
         self._enqueue(memory)
         return memory
 
@@ -190,12 +205,15 @@ class MemoryService:
         return results[: command.top_k]
 
     # -- changes -------------------------------------------------------------------------
-    def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
+    def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None) -> Memory:
         authorize(principal, Operation.EDIT)
-        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command))
+        key = idempotency.check_key(idempotency_key)
+        return _retry_on_conflict(lambda: self._edit(principal, memory_id, command, key))
 
-    def _edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
+    def _edit(self, principal: Principal, memory_id: str, command: EditCommand, key: str | None = None) -> Memory:
         current = self._load(principal, memory_id)
+        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key):
+            return current  # this request was applied already (its answer was lost): do not apply it twice
         text, status, action, detail = current.raw, current.status, "edited", ""
         if command.raw_text is not None:
             text, detail = command.raw_text, "text replaced"
@@ -218,7 +236,8 @@ class MemoryService:
             text = _within_limits(text)
         if text == current.raw and status == current.status and metadata == current.metadata:
             return current  # already in the requested state: nothing to write
-        return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail)
+        return self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action, detail=detail,
+                            request_key=key)
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
         authorize(principal, Operation.ARCHIVE)
@@ -231,7 +250,8 @@ class MemoryService:
 
         return _retry_on_conflict(attempt)
 
-    def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, **changes: object) -> Memory:
+    def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, request_key: str | None = None,
+                **changes: object) -> Memory:
         now = self._clock()
         raw = str(changes.get("raw", current.raw))
         updated = current.model_copy(
@@ -245,7 +265,8 @@ class MemoryService:
             }
         )
         activity = Activity(
-            memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail
+            memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail,
+            request_key=request_key,
         )
         self._store.save(updated, expected_version=current.version, activity=activity)
         self._enqueue(updated)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
@@ -120,10 +120,15 @@ def scope_view(service: MemoryService, caller: Principal, command: RetrieveComma
     return {**service.scope(caller, command).levels(), "author": author}
 
 
+IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters): a retry with the same "
+                   "key returns the first answer instead of writing again; the same key with a different body is 409.")
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
+
+
 @router.post("/memories", status_code=201, response_model=MemoryView)
-def create_memory(body: CreateMemory, caller: Caller, service: Memories) -> MemoryView:
+def create_memory(body: CreateMemory, caller: Caller, service: Memories, idempotency_key: IdempotencyKey = None) -> MemoryView:
     command = CaptureCommand(raw=body.content, **body.model_dump(exclude={"content"}))
-    return memory_view(service.capture(caller, command))
+    return memory_view(service.capture(caller, command, idempotency_key=idempotency_key))
 
 
 @router.get("/memories", response_model=MemoryList)
@@ -166,9 +171,10 @@ def memory_history(memory_id: str, caller: Caller, service: Memories) -> list[Ac
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryView)
-def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories) -> MemoryView:
+def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories,
+                  idempotency_key: IdempotencyKey = None) -> MemoryView:
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
-    return memory_view(service.edit(caller, memory_id, command))
+    return memory_view(service.edit(caller, memory_id, command, idempotency_key=idempotency_key))
 
 
 @router.delete("/memories/{memory_id}", response_model=MemoryView)
