@@ -82,10 +82,8 @@ class KeyService:
             raise AuthenticationError("missing API key: send Authorization: Bearer <key>")
         key_hash = hash_secret(secret)
         now = time.monotonic()
-        cached = self._cached(key_hash, now)
-        if cached is not False:
-            principal = cached
-        else:
+        hit, principal = self._cached(key_hash, now)
+        if not hit:
             record = self._store.get(key_hash)
             principal = None
             if record and record.revoked_at is None:
@@ -116,15 +114,15 @@ class KeyService:
         with self._lock:
             return len(self._known), len(self._unknown)
 
-    def _cached(self, key_hash: str, now: float) -> Principal | None | bool:
-        """The cached answer (a principal, or None for a known-bad key), or False when not cached or stale."""
+    def _cached(self, key_hash: str, now: float) -> tuple[bool, Principal | None]:
+        """(hit, answer): a fresh cached principal, or None for a key known to be bad."""
         with self._lock:
             if (known := self._known.get(key_hash)) and now - known[0] < _CACHE_SECONDS:
                 self._known.move_to_end(key_hash)
-                return known[1]
+                return True, known[1]
             if (seen := self._unknown.get(key_hash)) is not None and now - seen < _CACHE_SECONDS:
-                return None
-        return False
+                return True, None
+        return False, None
 
     def _remember(self, key_hash: str, now: float, principal: Principal | None) -> None:
         with self._lock:

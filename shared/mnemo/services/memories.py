@@ -122,10 +122,10 @@ class MemoryService:
                            detail="captured", request_key=key)
         try:
             self._store.put_new(memory, created)
-        except ConflictError:
+        except ConflictError as exc:
             stored = self._store.get(principal.tenant, memory.id)
             if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
-                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request")
+                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc
             memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
             if memory.enrichment.state != EnrichmentState.PENDING:
                 return memory

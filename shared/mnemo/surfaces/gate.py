@@ -74,7 +74,8 @@ class RestGate:
 
     async def _read(self, receive: Receive) -> bytes | None:
         """The whole body, or None as soon as it passes the cap (a chunked body declares no length)."""
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
