@@ -80,9 +80,11 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
 
     app: ASGIApp = api
     if rest:
+        from mnemo.surfaces.openapi import document_errors
         from mnemo.surfaces.rest import router
 
         api.include_router(router)
+        document_errors(api)
         app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
     if mcp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher

@@ -16,9 +16,10 @@ from mnemo.services.memories import MemoryService
 from mnemo.services.permissions import REQUIRED, Operation, authorize
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
+from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
 
 def services(request: Request) -> Container:
