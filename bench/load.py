@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import httpx
 
 MIX = {"capture": 0.4, "search": 0.3, "edit": 0.3}
-WORDS = "coffee tea paris berlin meeting dentist project deadline sister birthday guitar running book".split()
+WORDS = ["coffee", "tea", "paris", "berlin", "meeting", "dentist", "project", "deadline", "sister", "birthday", "guitar", "running", "book"]
 
 
 @dataclass

@@ -109,3 +109,16 @@ def test_an_unsupported_mcp_protocol_version_is_named(http) -> None:
     ok = http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                    headers={**MCP_HEADERS, **auth(), "mcp-protocol-version": "2025-06-18"})
     assert ok.status_code == 200 and ok.json()["result"]["tools"]
+
+
+def test_hostile_json_shapes_answer_in_the_envelope(http) -> None:
+    """Item 8: what used to answer FastAPI's {"detail": ...} or a 500."""
+    headers = {**JSON, **auth()}
+    cases = [
+        (http.post("/v1/memories", headers=headers, content=b"[" * 100_000 + b"]" * 100_000), "body: is not valid JSON"),
+        (http.post("/v1/memories", headers=headers, content=b'{"content": "x", "metadata": {"n": ' + b"9" * 5000 + b"}}"),
+         "body: is not valid JSON"),
+        (http.get("/v1/memories", headers=auth(), params={"limit": "9" * 5000}), "limit: is too large"),
+    ]
+    for response, message in cases:
+        assert (response.status_code, response.json()) == (400, {"error": {"code": "validation_error", "message": message}})
