@@ -99,7 +99,8 @@ class IndexDocument(BaseModel):
 
 class MemoryStore(Protocol):
     def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
-        """Create, with its first history line when given, atomically; ConflictError if the id exists."""
+        """Create, with its first history line when given (a memory never exists without it);
+        ConflictError if the id exists."""
 
     def get(self, tenant: str, memory_id: str) -> Memory | None: ...
 

@@ -32,16 +32,15 @@ def test_a_retried_put_whose_first_attempt_landed_is_success_then_enqueue(http, 
     """botocore's retry after a lost response: the first attempt stored the memory, the retry fails its
     condition. Before: 409 "already exists" and never enqueued. Now: 201 and queued."""
     db = container.store._db
-    real = db.transact_write_items
+    real = db.put_item
 
     def lost_response(**kwargs):  # noqa: ANN003, ANN202
         real(**kwargs)  # the write lands...
-        raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
-                           "CancellationReasons": [{"Code": "ConditionalCheckFailed"}, {"Code": "None"}]},
-                          "TransactWriteItems")  # ...and the caller only sees the retry's refusal
+        if kwargs["Item"]["sk"]["S"] == "MEMORY":  # ...and the caller only sees the retry's refusal
+            raise ClientError({"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}}, "PutItem")
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(db, "transact_write_items", lost_response)
+    patch.setattr(db, "put_item", lost_response)
     response = http.post("/v1/memories", headers=auth(), json={"content": "stored once, answered late"})
     assert response.status_code == 201, response.text
     patch.undo()
@@ -98,18 +97,29 @@ def test_sqs_send_fails_after_the_write_then_the_reconciler_enqueues_it(http, co
 
 
 def test_throttled_capture_is_a_clear_503_with_nothing_written(http, container, aws) -> None:
+    real = container.store._db.put_item
+    writes: list[str] = []
+
     def throttled(**kwargs):  # noqa: ANN003, ANN202
-        raise ClientError(THROTTLED, "TransactWriteItems")
+        writes.append(kwargs["Item"]["sk"]["S"])
+        if kwargs["Item"]["sk"]["S"] == "MEMORY":  # the worst place: after the history line was written
+            raise ClientError(THROTTLED, "PutItem")
+        return real(**kwargs)
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(container.store._db, "transact_write_items", throttled)
-    response = http.post("/v1/memories", headers=auth(), json={"content": "during a throttle", "user_id": "thr"})
+    patch.setattr(container.store._db, "put_item", throttled)
+    keyed = {**auth(), "Idempotency-Key": "thr-1"}
+    response = http.post("/v1/memories", headers=keyed, json={"content": "during a throttle", "user_id": "thr"})
     assert response.status_code == 503 and response.headers["retry-after"] == "1"
     assert response.json()["error"] == {"code": "dependency_error", "message": "memory store is busy (throttled); retry after a short wait"}
     patch.undo()
+    assert writes == ["H#0000000001", "MEMORY"]
     assert http.get("/v1/memories", headers=auth(), params={"user_id": "thr"}).json()["results"] == []
-    assert queued_ids(aws) == []
-    assert http.post("/v1/memories", headers=auth(), json={"content": "after it", "user_id": "thr"}).status_code == 201
+    assert queued_ids(aws) == []  # nothing visible, nothing queued: the client retries and gets one memory
+    retried = http.post("/v1/memories", headers=keyed, json={"content": "during a throttle", "user_id": "thr"})
+    assert retried.status_code == 201  # the client's retry: one memory, with one creation line
+    history = http.get(f"/v1/memories/{retried.json()['id']}/history", headers=auth()).json()
+    assert [h["action"] for h in history] == ["created"] and queued_ids(aws) == [retried.json()["id"]]
 
 
 def test_the_local_reconciler_finds_a_lost_task_on_its_own(http, container, aws) -> None:
