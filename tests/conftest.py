@@ -12,6 +12,21 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _hypothesis_profiles() -> None:
+    """`ci` (the default, what `make test` runs): bounded, derandomised (the same examples every run,
+    so a failure reproduces), no deadline (2 shared cores make timings meaningless), no example
+    database. `deep`: HYPOTHESIS_PROFILE=deep for a longer local hunt."""
+    from hypothesis import HealthCheck, settings
+
+    common = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+    settings.register_profile("ci", max_examples=20, derandomize=True, database=None, print_blob=True, **common)
+    settings.register_profile("deep", max_examples=300, **common)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
 TEMPLATE = REPO / "template.yaml"
 TEST_KEY = "mn_testlocal_0123456789abcdefghijklmnop"
 

@@ -72,3 +72,10 @@ class DependencyError(MnemoError):
     """A backing service (store, queue, index, model) failed; the message never leaks internals."""
 
     code = "dependency_error"
+
+
+class UnreadableError(MnemoError):
+    """A stored item no longer decodes (written before a limit existed, or by hand): reported, logged,
+    and skipped by every read that returns many items."""
+
+    code = "unreadable_item"

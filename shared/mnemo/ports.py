@@ -99,8 +99,9 @@ class IndexDocument(BaseModel):
 
 
 class MemoryStore(Protocol):
-    def put_new(self, memory: Memory) -> None:
-        """Create; fails with ConflictError if the id exists."""
+    def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
+        """Create, with its first history line when given (a memory never exists without it);
+        ConflictError if the id exists."""
 
     def get(self, tenant: str, memory_id: str) -> Memory | None: ...
 

@@ -80,7 +80,7 @@ def test_edit_bumps_version_logs_history_and_re_enqueues(container, principal, a
     reopened = container.memories.edit(principal, memory.id, EditCommand(edit_request="reopen"))
     assert reopened.status == Status.OPEN and reopened.version == 4
     history = container.memories.history(principal, memory.id)
-    assert [(a.version, a.action) for a in history] == [(2, "edited"), (3, "completed"), (4, "reopened")]
+    assert [(a.version, a.action) for a in history] == [(1, "created"), (2, "edited"), (3, "completed"), (4, "reopened")]
     tasks = [json.loads(m["Body"])["version"] for m in received(client("sqs"), aws["EnrichmentQueue"])]
     assert sorted(tasks) == [2, 3, 4]
 

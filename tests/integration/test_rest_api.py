@@ -27,7 +27,7 @@ def test_create_get_patch_delete(http) -> None:
     deleted = http.delete(f"/v1/memories/{memory['id']}", headers=auth())
     assert deleted.json()["status"] == "archived"
     history = http.get(f"/v1/memories/{memory['id']}/history", headers=auth()).json()
-    assert [h["action"] for h in history] == ["edited", "completed", "archived"]
+    assert [h["action"] for h in history] == ["created", "edited", "completed", "archived"]
 
 
 def test_browse_with_filters_and_cursor(http) -> None:

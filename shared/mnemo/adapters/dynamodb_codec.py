@@ -11,6 +11,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from mnemo.domain.limits import check_metadata
 from mnemo.domain.models import Activity, EnrichmentState, Memory
 
 MEMORY_SK = "MEMORY"
@@ -87,10 +88,19 @@ def memory_to_item(memory: Memory) -> dict[str, Any]:
     return _strip_none(item)
 
 
+class UnreadableItemError(ValueError):
+    """A stored item that does not decode into a valid memory (written before today's limits, or by hand)."""
+
+
 def item_to_memory(item: dict[str, Any]) -> Memory:
-    data = {k: _plain(v) for k, v in item.items() if not k.startswith(("pk", "sk", "gsi"))}
-    data["metadata"] = json.loads(data.pop("metadata_json", "{}"))
-    return Memory.model_validate(data)
+    """The memory of a stored item; metadata is held to the same limits as on write, so whatever a
+    read returns can be encoded into a response. Raises UnreadableItemError, never anything else."""
+    try:
+        data = {k: _plain(v) for k, v in item.items() if not k.startswith(("pk", "sk", "gsi"))}
+        data["metadata"] = check_metadata(json.loads(data.pop("metadata_json", "{}")))
+        return Memory.model_validate(data)
+    except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+        raise UnreadableItemError(f"{item.get('pk')}: {type(exc).__name__}") from exc
 
 
 def activity_to_item(tenant: str, activity: Activity) -> dict[str, Any]:

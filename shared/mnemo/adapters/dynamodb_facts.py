@@ -9,6 +9,7 @@ memory's provenance record. A lost race re-reads and re-applies (three tries), t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
@@ -385,6 +386,13 @@ def _code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 
 
+_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+
+
 def _dependency(exc: Exception) -> DependencyError:
     code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-    return DependencyError(f"fact store unavailable ({code})")
+    # The AWS error code is for the operator's log, never the caller's message.
+    logging.getLogger(__name__).warning("fact store call failed", extra={"error_code": code})
+    if code in _THROTTLED:
+        return DependencyError("fact store is busy (throttled); retry after a short wait")
+    return DependencyError("fact store unavailable; retry shortly")

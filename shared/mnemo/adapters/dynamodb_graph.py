@@ -4,6 +4,7 @@ rewrites the same items instead of adding duplicates. (Facts: `DynamoDbFactStore
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,8 @@ FACT_PREFIX = "F#"  # facts stored here before they became their own aggregate: 
 LINK_PREFIX = "L#"
 ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to delete them later)
 _BATCH_WRITE_LIMIT = 25
+
+logger = logging.getLogger(__name__)
 
 
 def entity_key(name: str) -> str:
@@ -124,7 +127,8 @@ class DynamoDbGraphStore:
             return getattr(self._db, operation)(**kwargs)
         except (ClientError, BotoCoreError) as exc:
             code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else type(exc).__name__
-            raise DependencyError(f"graph store unavailable ({code})") from exc
+            logger.warning("graph store call failed", extra={"error_code": code})  # the code stays in the log
+            raise DependencyError("graph store unavailable; retry shortly") from exc
 
 
 def _link(item: dict[str, Any]) -> Link:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from mnemo.adapters.dynamodb_codec import (
     HISTORY_PREFIX,
     MEMORY_SK,
     RECONCILE_SHARDS,
+    UnreadableItemError,
     activity_to_item,
     all_items,
     browse_pk,
@@ -29,8 +31,10 @@ from mnemo.adapters.dynamodb_codec import (
 from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.errors import ConflictError, DependencyError
+from mnemo.errors import ConflictError, DependencyError, UnreadableError
 from mnemo.ports import BrowseQuery
+
+logger = logging.getLogger(__name__)
 
 _BATCH_GET_LIMIT = 100
 # A filtered browse reads at most this many index items per (status, author) partition per page, so
@@ -50,13 +54,24 @@ class DynamoDbMemoryStore:
         self._db = client
         self._table = table_name
 
-    def put_new(self, memory: Memory) -> None:
+    def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
+        """The "created" history line first, then the memory, each a conditional PutItem.
+
+        Ordered so that a memory never exists without its creation line: if the second put fails,
+        the first leaves a history item under a key no read reaches (reads start from the memory
+        item), and a retry of the same request finds its line already there. Two puts rather than
+        one TransactWriteItems: half the write units (a transaction bills each item twice), and no
+        exposure to moto's transaction races on the local stack (issue 16 item 2)."""
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=serialize(memory_to_item(memory)),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+            if activity is not None:
+                try:
+                    self._db.put_item(TableName=self._table, Item=serialize(activity_to_item(memory.tenant, activity)),
+                                      ConditionExpression="attribute_not_exists(pk)")
+                except ClientError as exc:
+                    if _code(exc) != "ConditionalCheckFailedException":  # present: an earlier attempt wrote it
+                        raise
+            self._db.put_item(TableName=self._table, Item=serialize(memory_to_item(memory)),
+                              ConditionExpression="attribute_not_exists(pk)")
         except ClientError as exc:
             if _code(exc) == "ConditionalCheckFailedException":
                 raise ConflictError(f"memory {memory.id} already exists") from exc
@@ -72,7 +87,14 @@ class DynamoDbMemoryStore:
             ConsistentRead=True,
         )
         item = response.get("Item")
-        return item_to_memory(deserialize(item)) if item else None
+        if not item:
+            return None
+        try:
+            return item_to_memory(deserialize(item))
+        except UnreadableItemError as exc:
+            logger.error("unreadable memory item", extra={"item": str(exc)})
+            raise UnreadableError(f"memory {memory_id} is stored in a form that can no longer be read; "
+                                  "it has been logged for an operator") from exc
 
     def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
         found: dict[str, Memory] = {}
@@ -82,8 +104,7 @@ class DynamoDbMemoryStore:
             request: dict[str, Any] = {self._table: {"Keys": keys}}
             while request:
                 response = self._call("batch_get_item", RequestItems=request)
-                for item in response.get("Responses", {}).get(self._table, []):
-                    memory = item_to_memory(deserialize(item))
+                for memory in readable(deserialize(item) for item in response.get("Responses", {}).get(self._table, [])):
                     if memory.tenant == tenant:  # the key already scopes it; defence in depth
                         found[memory.id] = memory
                 request = response.get("UnprocessedKeys") or {}
@@ -130,10 +151,12 @@ class DynamoDbMemoryStore:
         levels = query.scope.levels()
         candidates: list[Memory] = []
         frontiers: list[str] = []  # where a capped partition stopped reading: the page ends there
+        skipped = 0
         for status in query.statuses:
             for author in query.authors:
-                found, frontier = self._browse_partition(query, index, levels, filtered, status, author)
+                found, frontier, unreadable = self._browse_partition(query, index, levels, filtered, status, author)
                 candidates.extend(found)
+                skipped += unreadable
                 if frontier is not None:
                     frontiers.append(frontier)
         candidates.sort(key=lambda m: (m.created_at, m.id), reverse=True)
@@ -147,12 +170,12 @@ class DynamoDbMemoryStore:
         elif frontiers:
             created_at, _, memory_id = max(frontiers).partition("#")
             next_cursor = Cursor(cursor_created_at=datetime.fromisoformat(created_at), cursor_id=memory_id)
-        return Page(items=items, next_cursor=next_cursor)
+        return Page(items=items, next_cursor=next_cursor, skipped=skipped)
 
     def _browse_partition(self, query: BrowseQuery, index: str, levels: dict[str, str], filtered: tuple[str, ...],
-                          status: str, author: str) -> tuple[list[Memory], str | None]:
-        """Up to `limit + 1` matches (one extra tells whether another page exists), and the sort key
-        it stopped at when the read cap ended it first."""
+                          status: str, author: str) -> tuple[list[Memory], str | None, int]:
+        """Up to `limit + 1` matches (one extra tells whether another page exists), the sort key it
+        stopped at when the read cap ended it first, and how many unreadable items it skipped."""
         values: dict[str, Any] = {":pk": browse_pk(index, query.scope.tenant, levels, status, author)}
         kwargs: dict[str, Any] = {"TableName": self._table, "IndexName": index, "ScanIndexForward": False,
                                   "Limit": query.limit + 1}
@@ -167,11 +190,13 @@ class DynamoDbMemoryStore:
         kwargs["KeyConditionExpression"] = condition
         kwargs["ExpressionAttributeValues"] = serialize(values)
         response = self._call("query", **kwargs)
-        found = [item_to_memory(deserialize(item)) for item in response.get("Items", [])]
+        items = response.get("Items", [])
+        found = readable(deserialize(item) for item in items)
+        skipped = len(items) - len(found)
         last = response.get("LastEvaluatedKey")
         if filtered and last and len(found) <= query.limit:
-            return found, deserialize(last)["gsi1sk"]
-        return found[: query.limit + 1], None
+            return found, deserialize(last)["gsi1sk"], skipped
+        return found[: query.limit + 1], None, skipped
 
     def unindexed(self, tenant: str, limit: int) -> list[Memory]:
         """The sparse `gsi2` holds exactly the memories whose enrichment is unfinished: per state one
@@ -232,7 +257,7 @@ class DynamoDbMemoryStore:
                 ExpressionAttributeValues=serialize({":pk": f"PENDING#{shard}", ":before": ts(older_than)}),
                 Limit=limit,
             )
-            found.extend(item_to_memory(deserialize(item)) for item in response.get("Items", []))
+            found.extend(readable(deserialize(item) for item in response.get("Items", [])))
         return sorted(found, key=lambda m: m.updated_at)[:limit]
 
     def every_memory(self) -> Iterator[Memory]:
@@ -243,7 +268,7 @@ class DynamoDbMemoryStore:
             FilterExpression="sk = :memory",
             ExpressionAttributeValues=serialize({":memory": MEMORY_SK}),
         )
-        return (item_to_memory(item) for item in items)
+        return iter(readable(items))
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:
@@ -252,10 +277,29 @@ class DynamoDbMemoryStore:
             raise _dependency(exc) from exc
 
 
+def readable(items: Iterable[dict[str, Any]]) -> list[Memory]:
+    """The memories of `items`, skipping (and logging) any that no longer decode: one bad stored item
+    never fails a page, a batch read or the reconciler."""
+    memories = []
+    for item in items:
+        try:
+            memories.append(item_to_memory(item))
+        except UnreadableItemError as exc:
+            logger.error("skipped an unreadable memory item", extra={"item": str(exc)})
+    return memories
+
+
 def _code(exc: ClientError) -> str:
     return exc.response.get("Error", {}).get("Code", "")
 
 
+_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+
+
 def _dependency(exc: Exception) -> DependencyError:
     code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-    return DependencyError(f"memory store unavailable ({code})")
+    # The AWS error code is for the operator's log, never the caller's message.
+    logging.getLogger(__name__).warning("memory store call failed", extra={"error_code": code})
+    if code in _THROTTLED:
+        return DependencyError("memory store is busy (throttled); retry after a short wait")
+    return DependencyError("memory store unavailable; retry shortly")

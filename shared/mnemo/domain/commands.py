@@ -7,30 +7,20 @@ writer puts the field's name in front (`raw: must be at most 8192 bytes`).
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mnemo.domain.models import MAX_METADATA_BYTES, MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
+from mnemo.domain.limits import check_metadata, check_text, check_unicode
+from mnemo.domain.models import MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
 from mnemo.domain.timestamps import IsoTimestamp
+
+__all__ = ["CaptureCommand", "EditCommand", "RetrieveCommand", "as_utc", "check_metadata", "check_text"]
 
 AuthorFilter = Literal["user", "agent", "all"]
 Detail = Literal["snippet", "full"]
 SearchMode = Literal["fast", "full"]
-
-
-def check_text(value: str, field: str) -> str:
-    """Trimmed text within the size limit. `field` is the caller's name for it (the error writer
-    prefixes the name from the error's location, so the message itself does not repeat it)."""
-    text = value.strip()
-    if not text:
-        raise ValueError("must not be empty (after trimming whitespace)")
-    size = len(text.encode())
-    if size > MAX_TEXT_BYTES:
-        raise ValueError(f"must be at most {MAX_TEXT_BYTES} bytes (8 KB); it is {size} bytes")
-    return text
 
 
 def as_utc(value: datetime) -> datetime:
@@ -60,10 +50,7 @@ class CaptureCommand(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
-        size = len(json.dumps(value, separators=(",", ":")).encode())
-        if size > MAX_METADATA_BYTES:
-            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON; it is {size} bytes")
-        return value
+        return check_metadata(value)
 
     @property
     def author_kind(self) -> Author:
@@ -146,6 +133,16 @@ class EditCommand(BaseModel):
     @classmethod
     def _raw_text(cls, value: str | None) -> str | None:
         return None if value is None else check_text(value, "raw_text")
+
+    @field_validator("edit_request")
+    @classmethod
+    def _edit_request(cls, value: str | None) -> str | None:
+        return None if value is None else check_unicode(value)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else check_metadata(value)
 
     @model_validator(mode="after")
     def _something(self) -> EditCommand:

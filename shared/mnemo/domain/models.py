@@ -108,6 +108,7 @@ class Activity(BaseModel):
     actor: str
     at: datetime
     detail: str = ""
+    request_key: str | None = None  # the Idempotency-Key of the request that made the change, if any
 
 
 class Cursor(BaseModel):
@@ -120,6 +121,7 @@ class Cursor(BaseModel):
 class Page(BaseModel):
     items: list[Memory]
     next_cursor: Cursor | None = None
+    skipped: int = 0  # stored items that no longer decode: left out and logged, never failing the page
 
 
 class ScoredMemory(BaseModel):

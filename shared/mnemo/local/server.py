@@ -45,6 +45,7 @@ class LocalStack:
         self._moto: Any = None
         self.aws_endpoint = ""
         self.poller: Any = None
+        self.reconciler: Any = None
         self.resources: dict[str, str] = {}
         self.container: Any = None  # mnemo.bootstrap.Container, built by start()
 
@@ -107,12 +108,18 @@ class LocalStack:
         # The worker function's handler, over this stack's container instead of the environment's.
         self.poller = QueuePoller(answer_in_process(client("sqs")), settings.queue_url, worker_handler(lambda: services))
         self.poller.start()
+        from mnemo.local.reconciler import Reconciler
+
+        self.reconciler = Reconciler(lambda grace: services.recovery.requeue_stale(grace=grace))
+        self.reconciler.start()
         return self.api_key
 
     def stop(self, *, forget: bool = False) -> None:
         """Stop the poller, then moto. `forget`: also empty moto's backends, which are process-wide,
         so that the next stack started in this process starts from nothing. The poller stops first:
         a worker still reading a queue or table that is being reset would fail."""
+        if self.reconciler is not None:
+            self.reconciler.stop()
         if self.poller is not None:
             self.poller.stop()
         if forget and self.aws_endpoint:

@@ -10,8 +10,10 @@ import hashlib
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -20,6 +22,10 @@ from mnemo.errors import AuthenticationError, NotFoundError, ValidationFailed
 from mnemo.ports import ApiKeyRecord, KeyStore
 
 _CACHE_SECONDS = 60.0  # a warm function re-reads a key at most once a minute; revocation lands within it
+# Bounded, least recently used out first. Unknown keys have their own small cache, so a flood of
+# wrong keys (anyone can send them) costs bounded memory and never evicts the keys in real use.
+KNOWN_KEYS_CACHED = 1024
+UNKNOWN_KEYS_CACHED = 256
 
 
 class CreatedKey(BaseModel):
@@ -41,7 +47,8 @@ class KeyService:
     def __init__(self, store: KeyStore, *, clock: Callable[[], datetime] = utcnow) -> None:
         self._store = store
         self._clock = clock
-        self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._known: OrderedDict[str, tuple[float, Principal]] = OrderedDict()
+        self._unknown: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     def create(self, tenant: str, name: str, scopes: Iterable[str], secret: str | None = None) -> CreatedKey:
@@ -75,11 +82,8 @@ class KeyService:
             raise AuthenticationError("missing API key: send Authorization: Bearer <key>")
         key_hash = hash_secret(secret)
         now = time.monotonic()
-        with self._lock:
-            cached = self._cache.get(key_hash)
-        if cached and now - cached[0] < _CACHE_SECONDS:
-            principal = cached[1]
-        else:
+        hit, principal = self._cached(key_hash, now)
+        if not hit:
             record = self._store.get(key_hash)
             principal = None
             if record and record.revoked_at is None:
@@ -89,8 +93,7 @@ class KeyService:
                     name=record.name,
                     permissions=frozenset(Permission(s) for s in record.scopes),
                 )
-            with self._lock:
-                self._cache[key_hash] = (now, principal)
+            self._remember(key_hash, now, principal)
         if principal is None:
             raise AuthenticationError("invalid or revoked API key")
         return principal
@@ -103,5 +106,28 @@ class KeyService:
         if record is None:
             raise NotFoundError(f"no key with prefix {prefix!r} in tenant {tenant!r}")
         with self._lock:
-            self._cache.pop(record.key_hash, None)
+            self._known.pop(record.key_hash, None)
         return record
+
+    def cache_sizes(self) -> tuple[int, int]:
+        """(known, unknown) entries held: both bounded."""
+        with self._lock:
+            return len(self._known), len(self._unknown)
+
+    def _cached(self, key_hash: str, now: float) -> tuple[bool, Principal | None]:
+        """(hit, answer): a fresh cached principal, or None for a key known to be bad."""
+        with self._lock:
+            if (known := self._known.get(key_hash)) and now - known[0] < _CACHE_SECONDS:
+                self._known.move_to_end(key_hash)
+                return True, known[1]
+            if (seen := self._unknown.get(key_hash)) is not None and now - seen < _CACHE_SECONDS:
+                return True, None
+        return False, None
+
+    def _remember(self, key_hash: str, now: float, principal: Principal | None) -> None:
+        with self._lock:
+            cache: OrderedDict[str, Any] = self._known if principal is not None else self._unknown
+            cache[key_hash] = (now, principal) if principal is not None else now
+            cache.move_to_end(key_hash)
+            while len(cache) > (KNOWN_KEYS_CACHED if principal is not None else UNKNOWN_KEYS_CACHED):
+                cache.popitem(last=False)

@@ -12,9 +12,11 @@ from mnemo.domain import scoring
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.edits import EditPlan, Revision, SetStatus, apply_plan
 from mnemo.domain.graph import Fact, FactStatus, Link
+from mnemo.domain.limits import check_text
 from mnemo.domain.models import (
     Activity,
     Enrichment,
+    EnrichmentState,
     Memory,
     Page,
     Permission,
@@ -28,6 +30,7 @@ from mnemo.domain.models import (
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES, Candidate
 from mnemo.errors import (
+    ConflictError,
     DependencyError,
     ForbiddenError,
     NotFoundError,
@@ -47,12 +50,23 @@ from mnemo.ports import (
     SearchIndex,
     SearchQuery,
 )
+from mnemo.services import idempotency
+from mnemo.services.permissions import Operation, authorize, status_change
 
 logger = logging.getLogger(__name__)
 
 # Per enrichment state (pending, failed), how many of a tenant's newest unindexed memories a search reads.
 UNINDEXED_READ = 50
 _STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
+
+
+def _within_limits(text: str) -> str:
+    """An edit's resulting text obeys the same limits as a capture (an `append:` cannot grow a memory
+    past 8 KB): one validation path for every write."""
+    try:
+        return check_text(text)
+    except ValueError as exc:
+        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
 
 
 def require(principal: Principal, permission: Permission) -> None:
@@ -86,11 +100,14 @@ class MemoryService:
         self._new_id = new_id
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
-    def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
-        require(principal, Permission.WRITE)
+    def capture(self, principal: Principal, command: CaptureCommand, *, idempotency_key: str | None = None) -> Memory:
+        """Persist, then enqueue. Idempotent: a retry of the same request (same key, or botocore
+        replaying the put) answers with the stored memory; see services/idempotency.py."""
+        authorize(principal, Operation.CAPTURE)
+        key = idempotency.check_key(idempotency_key)
         now = self._clock()
         memory = Memory(
-            id=self._new_id(),
+            id=idempotency.memory_id_for(principal.tenant, key) if key else self._new_id(),
             tenant=principal.tenant,
             user_id=command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
@@ -107,12 +124,26 @@ class MemoryService:
             content_hash=content_hash(command.raw),
             enrichment=Enrichment(queued_at=now),
         )
-        self._store.put_new(memory)
+        created = Activity(memory_id=memory.id, version=1, action="created", actor=principal.key_prefix, at=now,
+                           detail="captured", request_key=key)
+        try:
+            self._store.put_new(memory, created)
+        except ConflictError as exc:
+            stored = self._store.get(principal.tenant, memory.id)
+            if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
+                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc
+            memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
+            if memory.enrichment.state != EnrichmentState.PENDING:
+                return memory
         self._enqueue(memory)
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ)
+        return self._load(principal, memory_id)
+
+    def _load(self, principal: Principal, memory_id: str) -> Memory:
+        """The caller's tenant's memory, for an operation whose permission was already checked."""
         memory = self._store.get(principal.tenant, memory_id)
         if memory is None:
             raise NotFoundError(f"thought {memory_id} not found")
@@ -137,7 +168,7 @@ class MemoryService:
         )
 
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
                 scope=self.scope(principal, command),
@@ -152,7 +183,7 @@ class MemoryService:
         """The index finds candidates; ranking (fusion, graph expansion, threshold) happens here,
         with the store deciding what is visible (the index is derived and may lag it). `context`:
         what the caller is trying to do (Thrindex `task_context`), blended into the query."""
-        require(principal, Permission.READ)
+        authorize(principal, Operation.SEARCH)
         assert command.query is not None
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
@@ -201,16 +232,18 @@ class MemoryService:
         return query_input.merge(candidates, query_input.unindexed_candidates(recent, probe.text))
 
     # -- changes -------------------------------------------------------------------------
-    def edit(self, principal: Principal, memory_id: str, command: EditCommand) -> Memory:
-        return self.revise(principal, memory_id, command).memory
+    def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None) -> Memory:
+        return self.revise(principal, memory_id, command, idempotency_key=idempotency_key).memory
 
-    def revise(self, principal: Principal, memory_id: str, command: EditCommand) -> Revision:
+    def revise(self, principal: Principal, memory_id: str, command: EditCommand, *,
+               idempotency_key: str | None = None) -> Revision:
         """Apply an edit and say what was applied. An edit request is interpreted against the current
         text (once per distinct text, however often a concurrent write makes us re-read) and applied
-        whole or not at all."""
-        require(principal, Permission.WRITE)
+        whole or not at all; a keyed request already applied is not applied twice."""
+        authorize(principal, Operation.EDIT)
+        key = idempotency.check_key(idempotency_key)
         plans: dict[str, EditPlan] = {}
-        return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans))
+        return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
 
     def _plan(self, request: str, text: str, plans: dict[str, EditPlan]) -> EditPlan:
         if self._interpreter is None:
@@ -219,8 +252,11 @@ class MemoryService:
             plans[text] = self._interpreter().interpret(request, text)
         return plans[text]
 
-    def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan]) -> Revision:
-        current = self.get(principal, memory_id)
+    def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan],
+              key: str | None = None) -> Revision:
+        current = self._load(principal, memory_id)
+        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key):
+            return Revision(current, [], changed=False)  # applied already (its answer was lost): not twice
         text, status, action, detail, applied = current.raw, current.status, "edited", "", list[str]()
         if command.raw_text is not None:
             text, detail = command.raw_text, "text replaced"
@@ -241,24 +277,30 @@ class MemoryService:
             applied.append("replaced the metadata")
         if status != current.status:
             action = _STATUS_ACTIONS[status]
+            extra = status_change(current.status, status)
+            if extra is not None:
+                authorize(principal, extra)
+        if text != current.raw:
+            text = _within_limits(text)
         if text == current.raw and status == current.status and metadata == current.metadata:
             return Revision(current, applied, changed=False)  # already in the requested state: nothing to write
         updated = self._commit(principal, current, raw=text, status=status, metadata=metadata, action=action,
-                               detail=detail)
+                               detail=detail, request_key=key)
         return Revision(updated, applied, changed=True)
 
     def archive(self, principal: Principal, memory_id: str) -> Memory:
-        require(principal, Permission.DELETE)
+        authorize(principal, Operation.ARCHIVE)
 
         def attempt() -> Memory:
-            current = self.get(principal, memory_id)
+            current = self._load(principal, memory_id)
             if current.status == Status.ARCHIVED:
                 return current
             return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")
 
         return retry_on_conflict(attempt)
 
-    def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, **changes: object) -> Memory:
+    def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, request_key: str | None = None,
+                **changes: object) -> Memory:
         now = self._clock()
         raw = str(changes.get("raw", current.raw))
         updated = current.model_copy(
@@ -272,7 +314,8 @@ class MemoryService:
             }
         )
         activity = Activity(
-            memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail
+            memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail,
+            request_key=request_key,
         )
         self._store.save(updated, expected_version=current.version, activity=activity)
         self._enqueue(updated)

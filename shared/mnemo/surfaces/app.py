@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
@@ -18,19 +17,19 @@ from starlette.types import ASGIApp
 from mnemo import __version__
 from mnemo.errors import AuthenticationError, MnemoError
 from mnemo.surfaces.auth import PRM_PATH, base_url, protected_resource_metadata, www_authenticate
-from mnemo.surfaces.errors import Problem, problem
+from mnemo.surfaces.errors import Problem, headers_for, problem
+from mnemo.surfaces.gate import CorsPolicy, RestGate
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
 
 logger = logging.getLogger(__name__)
 
-MCP_HEADERS = ["authorization", "content-type", "mcp-protocol-version", "mcp-method", "mcp-name", "mcp-session-id", "last-event-id"]
 Services = Callable[[], "Container"]
 
 
 def _respond(error: Problem, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error.envelope(), status_code=error.status, headers=headers)
+    return JSONResponse(error.envelope(), status_code=error.status, headers={**headers_for(error), **(headers or {})})
 
 
 def create_app(services: Container | Services, *, rest: bool = True, mcp: bool = True) -> ASGIApp:
@@ -79,23 +78,19 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         logger.exception("unhandled error")
         return _respond(problem(exc))
 
+    app: ASGIApp = api
     if rest:
+        from mnemo.surfaces.openapi import document_errors
         from mnemo.surfaces.rest import router
         from mnemo.surfaces.rest_facts import router as facts_router
 
         api.include_router(router)
         api.include_router(facts_router)
-
-    app: ASGIApp = api
+        document_errors(api)
+        app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
     if mcp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
         from mnemo.surfaces.profiles import PROFILES
 
-        app = McpDispatcher(api, PROFILES, provide)
-    return CORSMiddleware(
-        app,
-        allow_origins=["*"],
-        allow_methods=["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
-        allow_headers=MCP_HEADERS,
-        expose_headers=["mcp-session-id"],
-    )
+        app = McpDispatcher(app, PROFILES, provide)
+    return CorsPolicy(app, provide)

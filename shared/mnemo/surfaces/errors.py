@@ -10,7 +10,8 @@ profile whose seed gives exact texts passes them as `texts` (see `field_texts`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,23 @@ class Problem:
     def envelope(self) -> dict[str, dict[str, str]]:
         """The documented REST (and MCP transport) error body."""
         return {"error": {"code": self.code, "message": self.message}}
+
+
+RETRY_AFTER_SECONDS = 1  # a 503 is a dependency's hiccup (throttling, a restart): retry soon
+
+
+def headers_for(error: Problem) -> dict[str, str]:
+    """Headers a status implies: `Retry-After` on every 503, so clients back off instead of giving up."""
+    return {"retry-after": str(RETRY_AFTER_SECONDS)} if error.status == 503 else {}
+
+
+async def send_problem(send: Callable[[Any], Awaitable[None]], error: Problem, headers: Mapping[str, str] | None = None) -> None:
+    """Answer an ASGI request with the envelope, from middleware that runs before any router."""
+    payload = json.dumps(error.envelope()).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in {**headers_for(error), **(headers or {})}.items()]
+    await send({"type": "http.response.start", "status": error.status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def status_for(error: MnemoError) -> int:

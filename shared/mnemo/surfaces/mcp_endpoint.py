@@ -7,17 +7,18 @@ a stateless server has no stream to offer and a held-open GET would hang a Lambd
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
 from mnemo.settings import MnemoSettings
 from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
-from mnemo.surfaces.errors import Problem, problem
+from mnemo.surfaces.errors import Problem, problem, send_problem
+from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
 from mnemo.surfaces.profiles.toolkit import ProfileServer
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from mnemo.bootstrap import Container
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-LOCAL_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 
 
 def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
@@ -71,13 +71,13 @@ class McpDispatcher:
             return
         if profile not in self._profiles:
             served = ", ".join(f"/mcp/{name}" if name else "/mcp" for name in self._profiles)
-            await _send(send, Problem(404, "not_found", f"no MCP profile {profile!r}; served: {served}"))
+            await send_problem(send, Problem(404, "not_found", f"no MCP profile {profile!r}; served: {served}"))
             return
         if scope["method"] == "OPTIONS":
             await self._app(scope, receive, send)  # CORS preflight is the outer app's job
             return
         if scope["method"] != "POST":
-            await _send(send, Problem(405, "method_not_allowed", "stateless MCP: use POST"), {"allow": "POST"})
+            await send_problem(send, Problem(405, "method_not_allowed", "stateless MCP: use POST"), {"allow": "POST"})
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         services = self._services()
@@ -86,10 +86,14 @@ class McpDispatcher:
             principal = authenticate(services.keys, headers)
         except AuthenticationError as exc:
             base = base_url(settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
-            await _send(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
+            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
             return
         except DependencyError as exc:
-            await _send(send, problem(exc))
+            await send_problem(send, problem(exc))
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await send_problem(send, unsupported_version(version))
             return
         token = set_principal(principal)
         try:
@@ -105,10 +109,8 @@ class McpDispatcher:
             reset_principal(token)
 
 
-async def _send(send: Send, error: Problem, headers: Mapping[str, str] | None = None) -> None:
-    payload = json.dumps(error.envelope()).encode()
-    status = error.status
-    raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": payload})
+def unsupported_version(requested: str) -> Problem:
+    """Said plainly, before the SDK would answer with a confusing envelope-key complaint."""
+    served = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
+    return Problem(400, "unsupported_protocol_version",
+                   f"MCP-Protocol-Version: {requested[:40]!r} is not supported; this server speaks {served}")

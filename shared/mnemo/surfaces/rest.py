@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Permission, Principal, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Status
 from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
-from mnemo.services.memories import MemoryService, require
+from mnemo.services.memories import MemoryService
+from mnemo.services.permissions import REQUIRED, Operation, authorize
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
+from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
 
 def services(request: Request) -> Container:
@@ -27,7 +29,9 @@ def services(request: Request) -> Container:
 
 
 def principal(request: Request, container: Annotated[Container, Depends(services)]) -> Principal:
-    return authenticate(container.keys, request.headers)
+    """Authenticated by `RestGate` before the body was read; the lookup here serves apps built without it."""
+    found = getattr(request.state, "principal", None)
+    return found if isinstance(found, Principal) else authenticate(container.keys, request.headers)
 
 
 def memories(container: Annotated[Container, Depends(services)]) -> MemoryService:
@@ -102,6 +106,7 @@ class SearchMemories(BaseModel):
 class MemoryList(BaseModel):
     results: list[MemoryView]
     next_cursor: dict[str, str] | None = None
+    skipped: int = Field(default=0, description="Stored items left out because they no longer decode (logged for an operator).")
     scope: dict[str, str] = Field(description="The effective namespace read (tenant, then each pinned level) and author.")
 
 
@@ -114,8 +119,9 @@ def user_filter(caller: Principal, user_id: str) -> str | None:
     """`*` reads every user of the tenant: an operator's view, so only admin keys may ask for it."""
     if user_id != ALL_USERS:
         return user_id
-    if not caller.allows(Permission.ADMIN):
-        raise ForbiddenError("user_id: '*' (every user of the tenant) needs a key with the 'admin' scope")
+    needed = REQUIRED[Operation.READ_ALL_USERS]
+    if not caller.allows(needed):
+        raise ForbiddenError(f"user_id: '*' (every user of the tenant) needs a key with the {needed.value!r} scope")
     return None
 
 
@@ -123,10 +129,15 @@ def scope_view(service: MemoryService, caller: Principal, command: RetrieveComma
     return {**service.scope(caller, command).levels(), "author": author}
 
 
+IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters): a retry with the same "
+                   "key returns the first answer instead of writing again; the same key with a different body is 409.")
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
+
+
 @router.post("/memories", status_code=201, response_model=MemoryView)
-def create_memory(body: CreateMemory, caller: Caller, service: Memories) -> MemoryView:
+def create_memory(body: CreateMemory, caller: Caller, service: Memories, idempotency_key: IdempotencyKey = None) -> MemoryView:
     command = CaptureCommand(raw=body.content, **body.model_dump(exclude={"content"}))
-    return memory_view(service.capture(caller, command))
+    return memory_view(service.capture(caller, command, idempotency_key=idempotency_key))
 
 
 @router.get("/memories", response_model=MemoryList)
@@ -154,6 +165,7 @@ def list_memories(
     )
     page = service.browse(caller, command)
     return MemoryList(results=[memory_view(m) for m in page.items], next_cursor=cursor_params(page.next_cursor),
+                      skipped=page.skipped,
                       scope=scope_view(service, caller, command, author))
 
 
@@ -172,9 +184,10 @@ class UpdatedMemory(MemoryView):
 
 
 @router.patch("/memories/{memory_id}", response_model=UpdatedMemory)
-def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories) -> UpdatedMemory:
+def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories,
+                  idempotency_key: IdempotencyKey = None) -> UpdatedMemory:
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
-    revision = service.revise(caller, memory_id, command)
+    revision = service.revise(caller, memory_id, command, idempotency_key=idempotency_key)
     return UpdatedMemory(**memory_view(revision.memory).model_dump(), applied=revision.applied)
 
 
@@ -188,7 +201,7 @@ def delete_memory(
     return memory_view(service.archive(caller, memory_id))
 
 
-@router.post("/memories/search", response_model=SearchResults, response_model_exclude_none=True)
+@router.post("/memories/search", response_model=SearchResults)
 def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> SearchResults:
     command = RetrieveCommand(
         query=body.query, order="relevance", user_id=user_filter(caller, body.user_id), agent_id=body.agent_id,
@@ -205,7 +218,7 @@ def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> 
 def enrichment_status(
     caller: Caller, response: Response, status: Annotated[StatusService, Depends(status_service)]
 ) -> dict[str, Any]:
-    require(caller, Permission.READ)
+    authorize(caller, Operation.STATUS)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
     return status.for_tenant(caller.tenant).model_dump(exclude_none=True)

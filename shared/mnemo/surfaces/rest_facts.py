@@ -23,9 +23,10 @@ from mnemo.surfaces.fact_views import (
     episode,
     node,
 )
+from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
 
-router = APIRouter(prefix="/v1", tags=["facts"])
+router = APIRouter(prefix="/v1", tags=["facts"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
 Services = Annotated[Container, Depends(services)]
 

@@ -1,0 +1,59 @@
+"""Which permission each operation needs: the one table (docs/permissions.md prints it, a test keeps
+the two equal) and the one check every service entry makes.
+
+Each operation needs exactly one permission; `admin` implies every other. No operation needs two,
+so a write+delete key can edit and delete without also holding read. Archiving is deletion
+whichever way it is asked for (DELETE, PATCH status, `edit_request "archive"`), and bringing an
+archived memory back undoes one, so both need `memory:delete`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from mnemo.domain.models import Permission, Principal, Status
+from mnemo.errors import ForbiddenError
+
+__all__ = ["REQUIRED", "Operation", "authorize", "status_change"]
+
+
+class Operation(StrEnum):
+    CAPTURE = "capture a memory"
+    READ = "read a memory or its history"
+    BROWSE = "browse memories"
+    SEARCH = "search memories"
+    STATUS = "read the enrichment status"
+    EDIT = "edit a memory's text, metadata or status"
+    ARCHIVE = "archive (delete) a memory"
+    UNARCHIVE = "reopen an archived memory"
+    READ_ALL_USERS = "read every user of the tenant (user_id '*')"
+
+
+REQUIRED: dict[Operation, Permission] = {
+    Operation.CAPTURE: Permission.WRITE,
+    Operation.READ: Permission.READ,
+    Operation.BROWSE: Permission.READ,
+    Operation.SEARCH: Permission.READ,
+    Operation.STATUS: Permission.READ,
+    Operation.EDIT: Permission.WRITE,
+    Operation.ARCHIVE: Permission.DELETE,
+    Operation.UNARCHIVE: Permission.DELETE,
+    Operation.READ_ALL_USERS: Permission.ADMIN,
+}
+
+
+def authorize(principal: Principal, operation: Operation) -> None:
+    """Raise ForbiddenError naming the operation and the one permission it needs."""
+    needed = REQUIRED[operation]
+    if not principal.allows(needed):
+        held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
+        raise ForbiddenError(f"to {operation.value}, this API key needs the {needed.value!r} scope (it has: {held})")
+
+
+def status_change(before: Status, after: Status) -> Operation | None:
+    """The extra operation a status change is: archiving, or undoing an archive; None otherwise."""
+    if before != Status.ARCHIVED and after == Status.ARCHIVED:
+        return Operation.ARCHIVE
+    if before == Status.ARCHIVED and after != Status.ARCHIVED:
+        return Operation.UNARCHIVE
+    return None
