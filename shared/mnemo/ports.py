@@ -326,7 +326,12 @@ class FactIndex(Protocol):
     """The facts index, next to the memories index (docs/facts.md). Every query is scoped to one
     tenant, user and group."""
 
-    def upsert(self, documents: Sequence[FactDocument]) -> None: ...
+    def ensure_index(self) -> bool:
+        """Create the index unless it exists; True when it was created (the reindex command's first step)."""
+
+    def upsert(self, documents: Sequence[FactDocument]) -> None:
+        """Index or replace each fact's document. A document without a vector never erases the
+        vector an earlier write of the same fact stored (a fact's sentence never changes)."""
 
     def delete(self, tenant: str, fact_uuid: str) -> None: ...
 

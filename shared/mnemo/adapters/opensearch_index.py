@@ -51,12 +51,13 @@ class OpenSearchIndex(OpenSearchBase):
 
     @classmethod
     def from_settings(cls, settings: MnemoSettings, *, embedding_model: str | None = None,
-                      dimension: int | None = None,
-                      connection_class: Any = None) -> OpenSearchIndex:
+                      dimension: int | None = None, connection_class: Any = None,
+                      client: Any = None) -> OpenSearchIndex:
         """A client for `MNEMO_OPENSEARCH_URL`: SigV4 for `aoss`/`es`, the URL's userinfo (basic auth) for `none`.
 
-        `embedding_model`/`dimension` default to the settings; pass the embedder's when it is not Bedrock."""
-        client = build_client(settings, connection_class)
+        `embedding_model`/`dimension` default to the settings; pass the embedder's when it is not Bedrock.
+        `client`: an existing one (the container shares one with the facts index)."""
+        client = client or build_client(settings, connection_class)
         return cls(client, index=settings.opensearch_index, service=settings.opensearch_service,
                    embedding_model=embedding_model or settings.embedding_model_id,
                    dimension=dimension or settings.embedding_dimension, legs=settings.opensearch_legs)
