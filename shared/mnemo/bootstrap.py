@@ -178,7 +178,8 @@ class Container:
     def recovery(self) -> RecoveryService:
         from mnemo.services.recovery import RecoveryService
 
-        return RecoveryService(self.store, self.queue, self.queue, clock=self.clock)  # type: ignore[arg-type]
+        return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
+                               upkeep=self.fact_upkeep, clock=self.clock)
 
     @cached_property
     def status(self) -> StatusService:

@@ -283,6 +283,10 @@ class FactStore(Protocol):
     def for_memory(self, tenant: str, memory_id: str) -> list[Fact]:
         """The facts this memory supports (its provenance records), whatever their status."""
 
+    def every_fact(self) -> Iterator[Fact]:
+        """Every fact of every tenant, whatever its origin and status: a full table Scan, for the
+        admin reindex only (never a request path)."""
+
     def adjacency(
         self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
         direction: Literal["out", "in"] | None = None, predicate: str | None = None, limit: int = 100,
