@@ -95,7 +95,8 @@ class Container:
 
             # The k-NN leg filters on the embedder's model: vectors of two models never mix.
             return OpenSearchIndex.from_settings(
-                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension
+                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
+                client=self._opensearch_client,
             )
         from mnemo.adapters.local_index import LocalSearchIndex
 
@@ -149,10 +150,23 @@ class Container:
 
     @cached_property
     def _fact_index(self) -> FactIndex:
-        # OpenSearch has no facts index yet (docs/facts.md): the in-process one serves every mode.
+        if self.settings.index == "opensearch":  # the second physical index, on the same client
+            from mnemo.adapters.opensearch_facts import OpenSearchFactIndex
+
+            return OpenSearchFactIndex.from_settings(
+                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
+                client=self._opensearch_client,
+            )
         from mnemo.adapters.local_fact_index import LocalFactIndex
 
         return LocalFactIndex()
+
+    @cached_property
+    def _opensearch_client(self) -> object:
+        """One client (connection pool, SigV4 signer) for the memories and the facts index."""
+        from mnemo.adapters.opensearch_base import build_client
+
+        return build_client(self.settings)
 
     @cached_property
     def fact_search(self) -> FactSearchService:
@@ -164,7 +178,8 @@ class Container:
     def recovery(self) -> RecoveryService:
         from mnemo.services.recovery import RecoveryService
 
-        return RecoveryService(self.store, self.queue, self.queue, clock=self.clock)  # type: ignore[arg-type]
+        return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
+                               upkeep=self.fact_upkeep, clock=self.clock)
 
     @cached_property
     def status(self) -> StatusService:

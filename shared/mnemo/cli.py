@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     redrive = commands.add_parser("redrive", help="move DLQ messages back to the queue; failed memories turn pending")
     redrive.add_argument("--limit", type=int, default=1000)
     commands.add_parser("reconcile", help="re-enqueue memories whose enrichment task was lost")
-    commands.add_parser("reindex", help="create the current index version and re-enrich every memory into it")
+    commands.add_parser("reindex", help="create the current index versions, re-enrich every memory and re-index every fact")
     return parser
 
 
@@ -67,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(services.recovery.redrive(args.limit).model_dump()))
         elif args.command == "reindex":
             services.index().ensure_index()
-            print(json.dumps({"enqueued": services.recovery.reindex()}))
+            services.fact_index().ensure_index()
+            # memories: one re-enrichment task each (the worker re-embeds and re-derives); facts:
+            # indexed here from DynamoDB, recorded ones included (docs/facts.md, "Where facts live")
+            print(json.dumps({"enqueued": services.recovery.reindex(), "facts_indexed": services.recovery.reindex_facts()}))
         elif args.command == "reconcile":
             print(json.dumps({"requeued": services.recovery.requeue_stale()}))
     except MnemoError as exc:

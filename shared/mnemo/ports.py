@@ -284,6 +284,10 @@ class FactStore(Protocol):
     def for_memory(self, tenant: str, memory_id: str) -> list[Fact]:
         """The facts this memory supports (its provenance records), whatever their status."""
 
+    def every_fact(self) -> Iterator[Fact]:
+        """Every fact of every tenant, whatever its origin and status: a full table Scan, for the
+        admin reindex only (never a request path)."""
+
     def adjacency(
         self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),
         direction: Literal["out", "in"] | None = None, predicate: str | None = None, limit: int = 100,
@@ -327,7 +331,12 @@ class FactIndex(Protocol):
     """The facts index, next to the memories index (docs/facts.md). Every query is scoped to one
     tenant, user and group."""
 
-    def upsert(self, documents: Sequence[FactDocument]) -> None: ...
+    def ensure_index(self) -> bool:
+        """Create the index unless it exists; True when it was created (the reindex command's first step)."""
+
+    def upsert(self, documents: Sequence[FactDocument]) -> None:
+        """Index or replace each fact's document. A document without a vector never erases the
+        vector an earlier write of the same fact stored (a fact's sentence never changes)."""
 
     def delete(self, tenant: str, fact_uuid: str) -> None: ...
 

@@ -10,7 +10,7 @@ memory's provenance record. A lost race re-reads and re-applies (three tries), t
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
@@ -275,6 +275,11 @@ class DynamoDbFactStore:
 
     def for_memory(self, tenant: str, memory_id: str) -> list[Fact]:
         return self.get_many(tenant, self._provenance(tenant, memory_id))
+
+    def every_fact(self) -> Iterator[Fact]:
+        items = all_items(self._call, "scan", TableName=self._table, FilterExpression="sk = :f",
+                          ExpressionAttributeValues=serialize({":f": FACT_SK}))
+        return (item_to_fact(item) for item in items)
 
     def adjacency(
         self, namespace: Namespace, entity_id: str, *, statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,),

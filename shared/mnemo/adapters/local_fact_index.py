@@ -2,7 +2,7 @@
 sentence embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
 
 Fact sets are small next to memories (a sentence each), so a partition is scored in full with plain
-Python; the OpenSearch twin is a documented gap (docs/facts.md), the port is ready for it.
+Python. The OpenSearch twin is `opensearch_facts.OpenSearchFactIndex` (MNEMO_INDEX=opensearch).
 """
 
 from __future__ import annotations
@@ -27,9 +27,17 @@ class LocalFactIndex:
         self._where: dict[tuple[str, str], Partition] = {}  # (tenant, uuid) -> its partition
         self._lock = threading.Lock()
 
+    def ensure_index(self) -> bool:
+        return False  # nothing to create: the index lives in this process
+
     def upsert(self, documents: Sequence[FactDocument]) -> None:
         with self._lock:
             for doc in documents:
+                if doc.vector is None:  # a lexical-only write keeps the vector stored before
+                    part = self._where.get((doc.tenant, doc.fact_uuid))
+                    before = self._docs.get(part, {}).get(doc.fact_uuid) if part else None
+                    if before is not None and before[0].vector is not None:
+                        doc = doc.model_copy(update={"vector": before[0].vector})  # noqa: PLW2901
                 self._remove(doc.tenant, doc.fact_uuid)
                 part = (doc.tenant, doc.user_id, doc.group_id)
                 terms = (Counter(tokenize(doc.sentence)), Counter(tokenize(" ".join(doc.names))))

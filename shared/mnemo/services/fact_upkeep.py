@@ -67,23 +67,21 @@ class FactUpkeep:
         return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
 
     def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
-        """Index the facts' sentences: lexically at once, with their embeddings when the embedder
-        answers (a failing embedder leaves them findable by words and by graph, and is logged).
-        `vectors` (sentence -> embedding) are ones the caller already computed (the worker's batch)."""
+        """Index the facts' sentences with their embeddings, in one write; when the embedder fails they
+        are indexed lexically (findable by words and by graph) and the failure is logged. `vectors`
+        (sentence -> embedding) are ones the caller already computed (the worker's batch). One write
+        per call: on Serverless a second write within the refresh interval could not see the first."""
         if not facts:
             return
         docs = [FactDocument(tenant=f.namespace.tenant, user_id=f.namespace.user_id, group_id=f.namespace.group_id,
                              fact_uuid=f.uuid, sentence=f.fact, names=[f.subject.name, f.object.name],
                              entity_ids=[f.subject.id, f.object.id]) for f in facts]
-        if vectors is not None:
-            self._index().upsert([d.model_copy(update={"vector": vectors.get(d.sentence)}) for d in docs])
-            return
+        if vectors is None and self._embedder is not None:
+            try:
+                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed([d.sentence for d in docs]),
+                                   strict=True))
+            except MnemoError as exc:
+                logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
+        if vectors:
+            docs = [d.model_copy(update={"vector": vectors.get(d.sentence)}) for d in docs]
         self._index().upsert(docs)
-        if self._embedder is None:
-            return
-        try:
-            embedded = self._embedder().embed([d.sentence for d in docs])
-        except MnemoError as exc:
-            logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
-            return
-        self._index().upsert([d.model_copy(update={"vector": v}) for d, v in zip(docs, embedded, strict=True)])

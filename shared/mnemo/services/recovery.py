@@ -6,12 +6,17 @@ import logging
 from collections.abc import Callable
 from contextlib import suppress
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from mnemo.domain.graph import Fact, FactStatus
 from mnemo.domain.models import Enrichment, EnrichmentState, utcnow
 from mnemo.errors import ConflictError
-from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, MemoryStore
+from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, MemoryStore
+
+if TYPE_CHECKING:
+    from mnemo.services.fact_upkeep import FactUpkeep
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +24,7 @@ logger = logging.getLogger(__name__)
 # lost (a crash between the DynamoDB write and the SQS send). A false positive costs one duplicate
 # task, which the worker skips as "already enriched".
 DEFAULT_GRACE = timedelta(minutes=15)
+FACT_BATCH = 100  # facts per embedding call and `_bulk` in a facts reindex
 
 
 class RedriveResult(BaseModel):
@@ -33,8 +39,12 @@ class RecoveryService:
         queue: EnrichmentQueue,
         dead_letters: DeadLetters,
         *,
+        facts: FactStore | None = None,
+        upkeep: FactUpkeep | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
+        self._facts = facts
+        self._upkeep = upkeep
         self._store = store
         self._queue = queue
         self._dead_letters = dead_letters
@@ -62,6 +72,25 @@ class RecoveryService:
             self._queue.send(EnrichmentTask(tenant=memory.tenant, memory_id=memory.id, version=memory.version, reindex=True))
             sent += 1
         return sent
+
+    def reindex_facts(self, batch: int = FACT_BATCH) -> int:
+        """Index every fact that a search can return (active, or invalidated for `as_of`), recorded and
+        derived alike, from DynamoDB, `batch` at a time (one embedding call and one `_bulk` each).
+        Retracted facts are left out: no search returns them. Scans the table: an admin operation.
+        Idempotent: each adapter replaces a fact's earlier copies, so it can run over a full index."""
+        if self._facts is None or self._upkeep is None:
+            return 0
+        indexed = 0
+        pending: list[Fact] = []
+        for fact in self._facts.every_fact():
+            if fact.status != FactStatus.RETRACTED:
+                pending.append(fact)
+            if len(pending) == batch:
+                self._upkeep.index(pending)
+                indexed += len(pending)
+                pending = []
+        self._upkeep.index(pending)
+        return indexed + len(pending)
 
     def redrive(self, limit: int = 1000) -> RedriveResult:
         """Move DLQ messages back to the queue; their failed memories become pending again."""
