@@ -115,8 +115,10 @@ class ErasureJobService:
 
     def _erase_one(self, job: ErasureJob, memory_id: str) -> ErasureCounts:
         memory = self._store.get(job.tenant, memory_id)
-        if memory is None:  # erased already: by an earlier delivery of this hop, or by a single hard delete
-            return ErasureCounts()
+        if memory is None:
+            # Planned, so it existed; gone now: erased by an interrupted delivery of this hop (which could
+            # not record it) or by a single hard delete. It counts as a memory; what went with it is unknown.
+            return ErasureCounts(memories=1)
         if memory.user_id != job.user_id:  # cannot happen (planned from the user's index); never erase another's
             logger.error("planned memory belongs to another user; skipped", extra={"job_id": job.job_id})
             return ErasureCounts()
