@@ -196,3 +196,27 @@ def test_a_memory_erased_meanwhile_by_a_single_hard_delete_is_listed_once(http, 
     assert receipt["status"] == "completed" and sorted(receipt["memory_ids"]) == sorted(people["ana"][1:])
     assert receipt["counts"]["memories"] == 4
     assert isinstance(container.erasure, ErasureService)
+
+
+def test_a_hop_failing_on_its_last_delivery_marks_the_job_failed(http, container, aws, people, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo.errors import DependencyError
+    from mnemo.surfaces.worker import handle_batch
+    from tests.integration.conftest import Context
+
+    job_id = erase_ana(http)
+
+    def down(memory):  # noqa: ANN001, ANN202
+        raise DependencyError("search index unavailable (HTTP 503)")
+
+    monkeypatch.setattr(container.erasure, "erase", down)
+    body = ErasureStep(tenant="local", job_id=job_id, step=0).model_dump_json()
+    records = [{"messageId": f"m{count}", "receiptHandle": "r", "body": body, "attributes": {"ApproximateReceiveCount": str(count)},
+                "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs", "awsRegion": "us-east-1",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:mnemo-enrichment"} for count in (1, 3)]
+    assert handle_batch({"Records": records[:1]}, Context(), container)["batchItemFailures"] == [{"itemIdentifier": "m1"}]
+    assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "running"  # not final: SQS retries
+    assert handle_batch({"Records": records[1:]}, Context(), container)["batchItemFailures"] == [{"itemIdentifier": "m3"}]
+    receipt = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert receipt["status"] == "failed" and receipt["error"].startswith("search index unavailable (HTTP 503)")
+    assert receipt["memory_ids"] == [] and receipt["finished_at"]
+    assert http.get(f"/v1/memories/{people['ana'][0]}", headers=auth()).status_code == 200  # nothing half-erased

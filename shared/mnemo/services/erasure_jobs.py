@@ -93,8 +93,12 @@ class ErasureJobService:
     def fail(self, step: ErasureStep, error: Exception) -> None:
         """The step's last delivery failed: the job says so (the reason, never memory text)."""
         job = self._jobs.get(step.tenant, step.job_id, erased_ids=False)
-        if job is None or job.finished or step.step != job.step:
+        if job is None or job.finished:
             return
+        # This step's hop, or the hop before it that saved the step but could never send it.
+        undelivered = step.step == job.step - 1 and job.dispatched < job.step
+        if step.step != job.step and not undelivered:
+            return  # a stale duplicate failed; the job's current hop is alive elsewhere
         reason = error.message if isinstance(error, MnemoError) else type(error).__name__
         with contextlib.suppress(ConflictError):
             self._finish(job, JobStatus.FAILED, error=f"{reason}; memories erased so far stay erased, request the erasure again to finish")
