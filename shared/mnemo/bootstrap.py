@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
+    from mnemo.services.erasure_jobs import ErasureJobService
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
@@ -107,7 +108,7 @@ class Container:
         from mnemo.services.enrichment import EnrichmentService
 
         return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
-                                 facts=self.fact_store, upkeep=self.fact_upkeep, clock=self.clock)
+                                 facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock)
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -123,9 +124,21 @@ class Container:
 
     @cached_property
     def erasure(self) -> ErasureService:
+        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureMarks
         from mnemo.services.erasure import ErasureService
 
-        return ErasureService(self.store, self.graph, self.fact_store, self.index, clock=self.clock)
+        return ErasureService(self.store, self.graph, self.fact_store, self.index, clock=self.clock,
+                              marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
+                              fact_index=self.fact_index)
+
+    @cached_property
+    def erasure_jobs(self) -> ErasureJobService:
+        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureJobStore
+        from mnemo.adapters.sqs_erasure import SqsErasureQueue
+        from mnemo.services.erasure_jobs import ErasureJobService
+
+        return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
+                                 SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock)
 
     @cached_property
     def facts(self) -> FactService:

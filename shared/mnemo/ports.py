@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from mnemo.domain.edits import EditPlan
+from mnemo.domain.erasure import ErasureJob, ErasureStep
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
@@ -348,3 +349,32 @@ class IntentAnnotator(Protocol):
     def annotate(self, sentence: str, predicate: str) -> dict[str, object] | None:
         """`{"label", "confidence", "evidence"}` for a fact sentence, or None when no intent is found."""
 
+
+
+class ErasureMarks(Protocol):
+    """Tombstones of erased memories: written before an erasure deletes anything, so work already
+    running for the memory (an enrichment) can see it was erased and undo what it wrote."""
+
+    def mark(self, tenant: str, memory_id: str, at: datetime) -> None: ...
+
+    def erased(self, tenant: str, memory_id: str) -> bool: ...
+
+
+class ErasureJobStore(Protocol):
+    """Erasure jobs, keyed by tenant and job id. Every write is conditional on `ErasureJob.revision`
+    (ConflictError when another writer moved the job on) and returns the job as stored."""
+
+    def create(self, job: ErasureJob) -> None: ...
+
+    def get(self, tenant: str, job_id: str, *, erased_ids: bool = True) -> ErasureJob | None:
+        """The job; with `erased_ids`, its `memory_ids` filled in (every memory it has erased so far)."""
+
+    def save(self, job: ErasureJob) -> ErasureJob: ...
+
+    def record_erased(self, job: ErasureJob, memory_id: str) -> ErasureJob:
+        """Save `job` (its counts already include the memory) and list `memory_id` as erased, in one
+        transaction: a memory is counted exactly once, however often its message is delivered."""
+
+
+class ErasureQueue(Protocol):
+    def send_step(self, step: ErasureStep) -> None: ...

@@ -27,6 +27,7 @@ from mnemo.ports import (
     MemoryStore,
     SearchIndex,
 )
+from mnemo.services.erasure import ErasureService
 from mnemo.services.fact_upkeep import FactUpkeep
 
 logger = logging.getLogger(__name__)
@@ -80,9 +81,11 @@ class EnrichmentService:
         *,
         facts: FactStore,
         upkeep: FactUpkeep | None = None,
+        erasure: ErasureService | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self._upkeep = upkeep
+        self._erasure = erasure
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -124,7 +127,11 @@ class EnrichmentService:
         return prepared
 
     def complete(self, item: Prepared) -> None:
-        """Graph, index and the enriched state; raises (so the message is retried) on any failure."""
+        """Graph, index and the enriched state; raises (so the message is retried) on any failure.
+
+        An erasure can land while this runs: its tombstone is checked before the derived writes (skip)
+        and after them, also when they fail (undo: whatever this enrichment wrote is deleted again),
+        so nothing derived outlives the erasure; the final conditional save then fails harmlessly."""
         if item.error is not None:
             raise item.error
         if item.skip_reason is not None:
@@ -132,12 +139,26 @@ class EnrichmentService:
             return
         memory = item.memory
         assert memory is not None
+        if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
+            logger.info("enrichment skipped", extra={"memory_id": memory.id, "reason": "memory erased"})
+            return
+        mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
+        try:
+            category, entities, importance, index_ids = self._write_derived(item, memory)
+        except Exception:
+            self._undo_if_erased(memory, mentioned, [])
+            raise
+        if self._undo_if_erased(memory, entities, index_ids):
+            return
+        self._mark_enriched(memory, category, entities, importance, index_ids)
+
+    def _write_derived(self, item: Prepared, memory: Memory) -> tuple[str | None, list[str], float | None, list[str]]:
+        """The derived writes (facts, graph, index); returns what `_mark_enriched` records."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
             self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
-            self._mark_enriched(memory, memory.category, memory.entities, memory.importance, [])
-            return
+            return memory.category, memory.entities, memory.importance, []
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
@@ -147,7 +168,17 @@ class EnrichmentService:
         all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
-        self._mark_enriched(memory, extraction.category, entities, extraction.importance, index_ids.get(memory.id, []))
+        return extraction.category, entities, extraction.importance, index_ids.get(memory.id, [])
+
+    def _undo_if_erased(self, memory: Memory, entities: list[str], index_ids: list[str]) -> bool:
+        """If the memory was erased while this enrichment wrote, delete what it wrote (the erasure's
+        own purge, over the entities this enrichment named too). Returns whether it was erased."""
+        if self._erasure is None or not self._erasure.erased(memory.tenant, memory.id):
+            return False
+        named = list(dict.fromkeys([*memory.entities, *entities]))
+        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids)
+        logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
+        return True
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
         """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""

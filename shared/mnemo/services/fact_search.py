@@ -14,13 +14,13 @@ from pydantic import BaseModel, Field, field_validator
 from mnemo.domain.commands import as_utc
 from mnemo.domain.fact_commands import FactScope
 from mnemo.domain.graph import Fact, FactStatus, canonical_key, graph_key
-from mnemo.domain.models import Permission, Principal
+from mnemo.domain.models import Principal
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.scoring import clamp01, saturate
 from mnemo.domain.timeline import valid_at_moment
 from mnemo.errors import MnemoError
 from mnemo.ports import Embedder, FactHit, FactIndex, FactStore
-from mnemo.services.memories import require
+from mnemo.services.permissions import Operation, authorize
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class FactSearchService:
         self._embedder = embedder
 
     def search(self, principal: Principal, query: FactSearchQuery) -> list[ScoredFact]:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ_FACTS)
         ns = Namespace(tenant=principal.tenant, user_id=query.user_id, group_id=query.group_id)
         statuses = (FactStatus.ACTIVE,) if query.as_of is None else (FactStatus.ACTIVE, FactStatus.INVALIDATED)
         hits = {h.fact_uuid: h for h in self._index().search(ns, query.query, self._vector(query.query), max(50, 5 * query.limit))}

@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
 from mnemo.domain.graph import Entity, EntityMention, Fact, FactAudit, FactStatus, fact_sentence, recorded_fact
-from mnemo.domain.models import Permission, Principal, utcnow
+from mnemo.domain.models import Principal, utcnow
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import NotFoundError
 from mnemo.ports import FactStore, IntentAnnotator
 from mnemo.services.fact_upkeep import FactUpkeep
-from mnemo.services.memories import require
+from mnemo.services.permissions import Operation, authorize
 
 
 class Recorded(NamedTuple):
@@ -49,7 +49,7 @@ class FactService:
 
     def record_triple(self, principal: Principal, command: RecordFactCommand, *, extract_intent: bool = False) -> Recorded:
         """Store the triple (predicate through the synonym table), retire what it replaces, index it."""
-        require(principal, Permission.WRITE)
+        authorize(principal, Operation.RECORD_FACT)
         namespace = _namespace(principal, command)
         now = self._clock()
         nodes = self._facts.resolve(namespace, [EntityMention(name=command.subject), EntityMention(name=command.object)], now)
@@ -73,7 +73,7 @@ class FactService:
     def retract(self, principal: Principal, fact_uuid: str, reason: str | None = None) -> Fact:
         """Soft delete (admin keys): the fact leaves every active read; its audit row says who, when
         and why; a fact it had retired comes back unless another one retires it."""
-        require(principal, Permission.ADMIN)
+        authorize(principal, Operation.RETRACT_FACT)
         self.get(principal, fact_uuid)
         now = self._clock()
         retracted = self._facts.retract(principal.tenant, fact_uuid, actor=principal.key_prefix, reason=reason, at=now)
@@ -85,7 +85,7 @@ class FactService:
         self, principal: Principal, fact_uuid: str, *, invalid_at: datetime | None = None, invalidated_by: str | None = None
     ) -> Fact:
         """Stop believing a fact that was true until `invalid_at` (default: now)."""
-        require(principal, Permission.WRITE)
+        authorize(principal, Operation.INVALIDATE_FACT)
         self.get(principal, fact_uuid)
         now = self._clock()
         return self._facts.invalidate(principal.tenant, fact_uuid, actor=principal.key_prefix, at=now,
@@ -93,7 +93,7 @@ class FactService:
 
     # -- reads ---------------------------------------------------------------------------
     def get(self, principal: Principal, fact_uuid: str) -> Fact:
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ_FACTS)
         fact = self._facts.get(principal.tenant, fact_uuid)
         if fact is None:
             raise NotFoundError(f"fact {fact_uuid} not found")
@@ -108,7 +108,7 @@ class FactService:
         statuses: Sequence[FactStatus] = (FactStatus.ACTIVE,), limit: int = 100,
     ) -> list[Fact]:
         """The facts of one namespace whose subject or object is the entity `name` resolves to."""
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ_FACTS)
         namespace = _namespace(principal, scope or FactScope())
         entity = self._facts.find_entity(namespace, name)
         if entity is None:
@@ -118,7 +118,7 @@ class FactService:
     def entity(self, principal: Principal, entity_id: str, scope: FactScope | None = None,
                limit: int = 100) -> tuple[Entity, list[Fact]]:
         """A node of one namespace and its active edges."""
-        require(principal, Permission.READ)
+        authorize(principal, Operation.READ_FACTS)
         namespace = _namespace(principal, scope or FactScope())
         found = self._facts.entities(namespace, [entity_id])
         if not found:

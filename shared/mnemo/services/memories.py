@@ -19,7 +19,6 @@ from mnemo.domain.models import (
     EnrichmentState,
     Memory,
     Page,
-    Permission,
     Principal,
     ScoredMemory,
     Status,
@@ -32,7 +31,6 @@ from mnemo.domain.scoring import RECIPES, Candidate
 from mnemo.errors import (
     ConflictError,
     DependencyError,
-    ForbiddenError,
     NotFoundError,
     UnsupportedEditError,
     ValidationFailed,
@@ -67,11 +65,6 @@ def _within_limits(text: str) -> str:
         return check_text(text)
     except ValueError as exc:
         raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
-
-
-def require(principal: Principal, permission: Permission) -> None:
-    if not principal.allows(permission):
-        raise ForbiddenError(f"this API key lacks the {permission.value!r} scope")
 
 
 class MemoryService:

@@ -27,6 +27,13 @@ class Operation(StrEnum):
     ARCHIVE = "archive (delete) a memory"
     UNARCHIVE = "reopen an archived memory"
     READ_ALL_USERS = "read every user of the tenant (user_id '*')"
+    RECORD_FACT = "record a fact"
+    INVALIDATE_FACT = "invalidate a fact"
+    RETRACT_FACT = "retract a fact"
+    READ_FACTS = "search or read facts and entities"
+    ERASE = "permanently erase a memory"
+    ERASE_USER = "permanently erase every memory of a user"
+    READ_JOB = "read an erasure job"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -39,6 +46,13 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.ARCHIVE: Permission.DELETE,
     Operation.UNARCHIVE: Permission.DELETE,
     Operation.READ_ALL_USERS: Permission.ADMIN,
+    Operation.RECORD_FACT: Permission.WRITE,
+    Operation.INVALIDATE_FACT: Permission.WRITE,
+    Operation.RETRACT_FACT: Permission.ADMIN,
+    Operation.READ_FACTS: Permission.READ,
+    Operation.ERASE: Permission.DELETE,
+    Operation.ERASE_USER: Permission.ADMIN,
+    Operation.READ_JOB: Permission.ADMIN,
 }
 
 

@@ -7,6 +7,8 @@ allowed receive marks its memory `failed` with the reason before SQS moves it to
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
+from mnemo.domain.erasure import ErasureStep
 from mnemo.errors import MnemoError
 from mnemo.ports import EnrichmentTask
 from mnemo.services.enrichment import Prepared
@@ -49,15 +52,21 @@ def worker_handler(services: Callable[[], Container]) -> Handler:
 def handle_batch(event: dict[str, Any], context: Any, services: Container) -> dict[str, Any]:
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
+    steps: dict[str, ErasureStep] = {}  # erasure job hops share the queue (docs/erasure.md)
     for record in event.get("Records", []):
         try:
-            tasks[record["messageId"]] = EnrichmentTask.model_validate_json(record["body"])
+            if is_erasure_step(record["body"]):
+                steps[record["messageId"]] = ErasureStep.model_validate_json(record["body"])
+            else:
+                tasks[record["messageId"]] = EnrichmentTask.model_validate_json(record["body"])
         except ValidationError:
             logger.error("unparseable enrichment message", extra={"message_id": record.get("messageId")})
     prepared: dict[str, Prepared] = dict(zip(tasks, enrichment.prepare(list(tasks.values())), strict=True))
     max_receives = services.settings.max_receive_count
 
     def record_handler(record: SQSRecord) -> None:
+        if record.message_id in steps:
+            return erasure_step(record, steps[record.message_id], context, services)
         item = prepared.get(record.message_id)
         if item is None:
             raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
@@ -81,3 +90,29 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
     return process_partial_response(  # type: ignore[return-value]  # a TypedDict: the dict Lambda reads
         event=event, record_handler=record_handler, processor=BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False), context=context
     )
+
+
+def is_erasure_step(body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("task") == "erasure"
+
+
+def erasure_step(record: SQSRecord, step: ErasureStep, context: Any, services: Container) -> None:
+    """One hop of an erasure job; stops early when the invocation's time runs low (the next hop
+    resumes). On the last allowed receive the job is marked failed before SQS moves the message on."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    try:
+        services.erasure_jobs.run(step, remaining if callable(remaining) else (lambda: math.inf))
+    except Exception as exc:
+        final = int(record.attributes.approximate_receive_count) >= services.settings.max_receive_count
+        logger.warning("erasure step failed", extra={"job_id": step.job_id, "step": step.step, "final": final,
+                                                      "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
+        if final:
+            try:
+                services.erasure_jobs.fail(step, exc)
+            except Exception:  # noqa: BLE001 - the original error is what SQS must see
+                logger.exception("could not record the failure on the erasure job")
+        raise

@@ -22,8 +22,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, StringConstraints
 
 from mnemo.domain.commands import CaptureCommand, RetrieveCommand
-from mnemo.domain.models import Permission, Status
+from mnemo.domain.models import Status
 from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
+from mnemo.services.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles import thrindex_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
@@ -50,8 +51,9 @@ Query = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 MemoryId = Annotated[str, Field(max_length=128, description="The UUID of the memory.")]
 
 
-def need(permission: Permission) -> None:
-    """The seed's scope check and wording, before any work."""
+def need(operation: Operation) -> None:
+    """The permission table's check (services/permissions.py) in the seed's wording, before any work."""
+    permission = REQUIRED[operation]
     if not caller().allows(permission):
         raise ForbiddenError(f"API key is missing the {permission.value} scope.")
 
@@ -79,7 +81,7 @@ def build(services: Container) -> ProfileServer:
         """Persist a fact, preference, or piece of context for a user. Call after learning something meaningful about the user, or when asked to remember something.
 
         Returns the memory's ID with status queued; it is searchable at once by its words, and by meaning within seconds."""
-        need(Permission.WRITE)
+        need(Operation.CAPTURE)
         command = CaptureCommand(raw=content, agent_id=agent_id, user_id=user_id, confidence=confidence, extract=extract)
         return result(*views.stored(services.memories.capture(caller(), command)))
 
@@ -97,7 +99,7 @@ def build(services: Container) -> ProfileServer:
 
         Ranked by semantic relevance, word match, importance and recency; the score compares results within one response only."""
         started = time.perf_counter()
-        need(Permission.READ)
+        need(Operation.SEARCH)
         command = RetrieveCommand(query=query, order="relevance", top_k=k, author="all", statuses=VISIBLE,
                                   user_id=any_level(user_id), agent_id=any_level(agent_id))
         hits = services.memories.search(caller(), command, context=task_context)
@@ -114,7 +116,7 @@ def build(services: Container) -> ProfileServer:
         """List memories newest first, without their content (call get_memory for that). Use for an overview of a user's or agent's memories.
 
         Ends with next_cursor: <value> when more remain; pass it as cursor for the next page."""
-        need(Permission.READ)
+        need(Operation.BROWSE)
         tenant, users, agents = caller().tenant, any_level(user_id), any_level(agent_id)
         position = views.decode_cursor(cursor, tenant, users, agents) if cursor else None
         command = RetrieveCommand(
@@ -128,7 +130,7 @@ def build(services: Container) -> ProfileServer:
     @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
     def get_memory(id: MemoryId) -> Annotated[CallToolResult, views.Record]:  # noqa: A002 - the seed's name
         """Retrieve the full content and metadata of one memory by its ID (from search_memories or list_memories)."""
-        need(Permission.READ)
+        need(Operation.READ)
         return result(*views.record(services.memories.get(caller(), id)))
 
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
@@ -136,7 +138,7 @@ def build(services: Container) -> ProfileServer:
         """Delete a memory that is outdated or wrong, or that the user asked to forget. Soft delete: status deprecated, excluded from search at once.
 
         Permanent erasure (GDPR) is DELETE /v1/memories/{id}?hard=true on the REST API."""
-        need(Permission.DELETE)
+        need(Operation.ARCHIVE)
         return result(*views.deleted(services.memories.archive(caller(), id)))
 
     return server

@@ -1,0 +1,106 @@
+"""`ErasureJobStore` and `ErasureMarks` on the memories table (docs/erasure.md has the items).
+
+| item | `pk` | `sk` |
+|---|---|---|
+| erasure job | `T#<tenant>#JOB#<job id>` | `JOB` (the job as JSON, `revision` for the conditions) |
+| erased row | `T#<tenant>#JOB#<job id>` | `R#<memory id>` (one per memory the job erased) |
+| tombstone | `T#<tenant>#ERASED#<memory id>` | `ERASED` (`erased_at`, `expires_at` for TTL) |
+
+The tenant leads every key, so a job id of another tenant addresses nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize, ts
+from mnemo.domain.erasure import ErasureJob
+from mnemo.errors import ConflictError, DependencyError
+
+JOB_SK = "JOB"
+ERASED_ROW_PREFIX = "R#"
+TOMBSTONE_SK = "ERASED"
+# Longer than any enrichment can still be running or be redelivered (3 receives x 720 s visibility).
+TOMBSTONE_LIFETIME = timedelta(days=30)
+
+
+def job_pk(tenant: str, job_id: str) -> str:
+    return f"T#{tenant}#JOB#{job_id}"
+
+
+def tombstone_pk(tenant: str, memory_id: str) -> str:
+    return f"T#{tenant}#ERASED#{memory_id}"
+
+
+class _Table:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+                raise ConflictError("erasure job changed concurrently; the newer state wins") from exc
+            raise DependencyError(f"memory store unavailable ({code})") from exc
+        except BotoCoreError as exc:
+            raise DependencyError(f"memory store unavailable ({type(exc).__name__})") from exc
+
+
+class DynamoDbErasureMarks(_Table):
+    def mark(self, tenant: str, memory_id: str, at: datetime) -> None:
+        item = {"pk": tombstone_pk(tenant, memory_id), "sk": TOMBSTONE_SK, "erased_at": ts(at),
+                "expires_at": int((at + TOMBSTONE_LIFETIME).timestamp())}
+        self._call("put_item", TableName=self._table, Item=serialize(item))
+
+    def erased(self, tenant: str, memory_id: str) -> bool:
+        key = serialize({"pk": tombstone_pk(tenant, memory_id), "sk": TOMBSTONE_SK})
+        return "Item" in self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True)
+
+
+class DynamoDbErasureJobStore(_Table):
+    def create(self, job: ErasureJob) -> None:
+        self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
+
+    def get(self, tenant: str, job_id: str, *, erased_ids: bool = True) -> ErasureJob | None:
+        key = serialize({"pk": job_pk(tenant, job_id), "sk": JOB_SK})
+        item = self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True).get("Item")
+        if item is None:
+            return None
+        job = ErasureJob.model_validate_json(deserialize(item)["job"])
+        if not erased_ids:
+            return job
+        rows = all_items(self._call, "query", TableName=self._table, ProjectionExpression="sk", ConsistentRead=True,
+                         KeyConditionExpression="pk = :pk AND begins_with(sk, :r)",
+                         ExpressionAttributeValues=serialize({":pk": job_pk(tenant, job_id), ":r": ERASED_ROW_PREFIX}))
+        return job.model_copy(update={"memory_ids": [row["sk"][len(ERASED_ROW_PREFIX):] for row in rows]})
+
+    def save(self, job: ErasureJob) -> ErasureJob:
+        written = job.model_copy(update={"revision": job.revision + 1})
+        self._call("put_item", **self._conditional_put(job, written))
+        return written
+
+    def record_erased(self, job: ErasureJob, memory_id: str) -> ErasureJob:
+        written = job.model_copy(update={"revision": job.revision + 1})
+        row = {"pk": job_pk(job.tenant, job.job_id), "sk": ERASED_ROW_PREFIX + memory_id, "memory_id": memory_id}
+        self._call("transact_write_items", TransactItems=[
+            {"Put": self._conditional_put(job, written)},
+            {"Put": {"TableName": self._table, "Item": serialize(row), "ConditionExpression": "attribute_not_exists(pk)"}},
+        ])
+        return written
+
+    def _conditional_put(self, job: ErasureJob, written: ErasureJob) -> dict[str, Any]:
+        return {"TableName": self._table, "Item": serialize(_item(written)), "ConditionExpression": "revision = :r",
+                "ExpressionAttributeValues": serialize({":r": job.revision})}
+
+
+def _item(job: ErasureJob) -> dict[str, Any]:
+    """The job as JSON (its ids never include erased text); the rows, not the item, list what it erased,
+    so a user with many memories never outgrows DynamoDB's 400 KB item limit."""
+    return {"pk": job_pk(job.tenant, job.job_id), "sk": JOB_SK, "revision": job.revision,
+            "status": job.status.value, "job": job.model_dump_json(exclude={"memory_ids"})}

@@ -1,0 +1,139 @@
+"""Erasing all of one user's memories in a tenant: an asynchronous job (docs/erasure.md).
+
+`request_user` stores the job and queues its first hop; the worker runs each hop (`run`): plan one
+page of the user's memories (newest first, from the cursor stored on the job), erase them one by
+one, each recorded with its counts in one conditional transaction, then save the next step and
+queue it. A hop stops early when the Lambda's time runs low and the next hop resumes the page.
+
+At-least-once safe: a message whose step the job has passed is stale and does nothing (except
+re-sending the current step if its message may have been lost); a memory's erasure is repeatable
+and is counted once, when it is recorded; a finished job ignores every message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from mnemo.domain.erasure import ErasureCounts, ErasureJob, ErasureReceipt, ErasureStep, JobStatus
+from mnemo.domain.models import Cursor, Principal, Status, utcnow
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError
+from mnemo.ports import BrowseQuery, ErasureJobStore, ErasureQueue, MemoryStore
+from mnemo.services.erasure import ErasureService
+from mnemo.services.permissions import Operation, authorize
+
+logger = logging.getLogger(__name__)
+
+PAGE = 25  # memories planned per hop: a hop stays far inside the worker's 120 s even at ~1 s per memory
+TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invocation; the next hop resumes
+
+
+class ErasureJobService:
+    def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: ErasureQueue, erasure: ErasureService, *,
+                 clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 page: int = PAGE) -> None:
+        self._store = store
+        self._jobs = jobs
+        self._queue = queue
+        self._erasure = erasure
+        self._clock = clock
+        self._new_id = new_id
+        self._page = page
+
+    def request_user(self, principal: Principal, user_id: str) -> ErasureReceipt:
+        """Accept the erasure of every memory `user_id` has in the caller's tenant (created up to now)."""
+        authorize(principal, Operation.ERASE_USER)
+        job = ErasureJob(tenant=principal.tenant, job_id=self._new_id(), user_id=user_id, requested_at=self._clock())
+        self._jobs.create(job)
+        try:
+            self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=0))
+        except DependencyError:
+            with contextlib.suppress(MnemoError):  # the caller sees the queue error; the job says it never ran
+                self._finish(job, JobStatus.FAILED, error="the job could not be queued; request the erasure again")
+            raise
+        return job.receipt()
+
+    def get(self, principal: Principal, job_id: str) -> ErasureReceipt:
+        authorize(principal, Operation.READ_JOB)
+        job = self._jobs.get(principal.tenant, job_id)
+        if job is None:
+            raise NotFoundError(f"job {job_id} not found")
+        return job.receipt()
+
+    def run(self, step: ErasureStep, time_left_ms: Callable[[], float] = lambda: math.inf) -> None:
+        """One hop of the job (the worker calls it per message). Raises on failure: SQS redelivers."""
+        job = self._jobs.get(step.tenant, step.job_id, erased_ids=False)
+        if job is None or job.finished:
+            logger.info("erasure step ignored: no such job or job finished", extra={"job_id": step.job_id})
+            return
+        if step.step != job.step:
+            if step.step < job.step and job.dispatched < job.step:
+                self._dispatch(job)  # the hop that saved this step died before sending it
+            logger.info("stale erasure step", extra={"job_id": job.job_id, "step": step.step, "at": job.step})
+            return
+        job = self._jobs.save(job.model_copy(update={
+            "status": JobStatus.RUNNING, "started_at": job.started_at or self._clock(), "dispatched": job.step}))
+        if not job.batch and not job.exhausted:
+            job = self._plan(job)
+        while job.batch and time_left_ms() > TIME_MARGIN_MS:
+            memory_id = job.batch[0]
+            counts = self._erase_one(job, memory_id)
+            job = self._jobs.record_erased(job.model_copy(update={"counts": job.counts.plus(counts),
+                                                                  "batch": job.batch[1:]}), memory_id)
+        if job.batch or not job.exhausted:
+            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})))
+        else:
+            self._finish(job, JobStatus.COMPLETED)
+
+    def fail(self, step: ErasureStep, error: Exception) -> None:
+        """The step's last delivery failed: the job says so (the reason, never memory text)."""
+        job = self._jobs.get(step.tenant, step.job_id, erased_ids=False)
+        if job is None or job.finished:
+            return
+        # This step's hop, or the hop before it that saved the step but could never send it.
+        undelivered = step.step == job.step - 1 and job.dispatched < job.step
+        if step.step != job.step and not undelivered:
+            return  # a stale duplicate failed; the job's current hop is alive elsewhere
+        reason = error.message if isinstance(error, MnemoError) else type(error).__name__
+        with contextlib.suppress(ConflictError):
+            self._finish(job, JobStatus.FAILED, error=f"{reason}; memories erased so far stay erased, request the erasure again to finish")
+
+    # -- steps ---------------------------------------------------------------------------
+    def _plan(self, job: ErasureJob) -> ErasureJob:
+        """The next page of the user's memories (every status, both authors, created before the
+        request), newest first from the stored cursor; the cursor moves past it in the same write."""
+        assert job.user_id is not None
+        # Strictly before this position: everything created up to the request, whatever its id.
+        start = job.cursor or Cursor(cursor_created_at=job.requested_at + timedelta(microseconds=1), cursor_id="")
+        page = self._store.browse(BrowseQuery(
+            scope=NamespaceFilter(tenant=job.tenant, user_id=job.user_id), statuses=list(Status),
+            authors=["user", "agent"], limit=self._page, cursor=start))
+        cursor = Cursor(cursor_created_at=page.items[-1].created_at, cursor_id=page.items[-1].id) if page.items else start
+        return self._jobs.save(job.model_copy(update={
+            "batch": [m.id for m in page.items], "cursor": cursor, "exhausted": page.next_cursor is None}))
+
+    def _erase_one(self, job: ErasureJob, memory_id: str) -> ErasureCounts:
+        memory = self._store.get(job.tenant, memory_id)
+        if memory is None:
+            # Planned, so it existed; gone now: erased by an interrupted delivery of this hop (which could
+            # not record it) or by a single hard delete. It counts as a memory; what went with it is unknown.
+            return ErasureCounts(memories=1)
+        if memory.user_id != job.user_id:  # cannot happen (planned from the user's index); never erase another's
+            logger.error("planned memory belongs to another user; skipped", extra={"job_id": job.job_id})
+            return ErasureCounts()
+        return self._erasure.erase(memory)
+
+    def _dispatch(self, job: ErasureJob) -> None:
+        self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step))
+        with contextlib.suppress(ConflictError):  # the next hop already started (and recorded the dispatch)
+            self._jobs.save(job.model_copy(update={"dispatched": job.step}))
+
+    def _finish(self, job: ErasureJob, status: JobStatus, error: str | None = None) -> None:
+        # The user id leaves the record with the job: the receipt needs only the erased ids.
+        self._jobs.save(job.model_copy(update={"status": status, "finished_at": self._clock(), "user_id": None,
+                                               "batch": [], "cursor": None, "error": error}))

@@ -1,0 +1,40 @@
+"""REST for erasing a whole user (GDPR) as an asynchronous job, and reading any erasure job."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Response
+
+from mnemo.domain.models import NamespaceId, Principal
+from mnemo.errors import ValidationFailed
+from mnemo.services.erasure import ErasureReceipt
+from mnemo.surfaces.openapi import ERROR_RESPONSES
+from mnemo.surfaces.rest import Container, principal, services
+
+router = APIRouter(prefix="/v1", tags=["erasure"], responses=ERROR_RESPONSES)
+Caller = Annotated[Principal, Depends(principal)]
+Services = Annotated[Container, Depends(services)]
+
+
+@router.delete("/users/{user_id}", status_code=202, response_model=ErasureReceipt)
+def erase_user(
+    user_id: Annotated[NamespaceId, Path(description="Whose memories (every agent, group, status and author).")],
+    caller: Caller, container: Services, response: Response,
+    hard: Annotated[bool | None, Query(description="Must be true: the erasure is permanent (GDPR).")] = None,
+) -> ErasureReceipt:
+    """Erase every memory of `user_id` in the caller's tenant, and all derived from them, as a job:
+    202 with `Location: /v1/jobs/{job_id}`; the receipt there fills in as the job runs."""
+    if hard is not True:
+        raise ValidationFailed("hard: must be true; erasing a user's memories is permanent and there is no soft form "
+                               "(archive memories one by one with DELETE /v1/memories/{id})")
+    receipt = container.erasure_jobs.request_user(caller, user_id)
+    response.headers["location"] = f"/v1/jobs/{receipt.job_id}"
+    return receipt
+
+
+@router.get("/jobs/{job_id}", response_model=ErasureReceipt)
+def erasure_job(job_id: Annotated[str, Path(max_length=64)], caller: Caller, container: Services,
+                response: Response) -> ErasureReceipt:
+    response.headers["cache-control"] = "no-store"
+    return container.erasure_jobs.get(caller, job_id)
