@@ -96,11 +96,13 @@ class MemoryService:
         self._new_id = new_id
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
-    def capture(self, principal: Principal, command: CaptureCommand) -> Memory:
+    def capture(self, principal: Principal, command: CaptureCommand, *, memory_id: str | None = None) -> Memory:
+        """`memory_id`: a caller-derived id (imports derive it from the source id, so a rerun
+        conflicts instead of duplicating); default a fresh uuid4."""
         require(principal, Permission.WRITE)
         now = self._clock()
         memory = Memory(
-            id=self._new_id(),
+            id=memory_id or self._new_id(),
             tenant=principal.tenant,
             user_id=command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
