@@ -26,12 +26,15 @@ if TYPE_CHECKING:
         MemoryStore,
         SearchIndex,
     )
+    from mnemo.services.connections import ConnectionService
+    from mnemo.services.duplicates import DuplicateService
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
     from mnemo.services.erasure_jobs import ErasureJobService
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
+    from mnemo.services.imports import ImportService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.recovery import RecoveryService
@@ -199,6 +202,33 @@ class Container:
         from mnemo.services.status import StatusService
 
         return StatusService(self.store, self.queue)
+
+    @cached_property
+    def duplicates(self) -> DuplicateService:
+        from mnemo.services.duplicates import DuplicateService
+
+        return DuplicateService(self.store, self.memories, self.index, lambda: self.embedder)
+
+    @cached_property
+    def imports(self) -> ImportService:
+        import os
+
+        from mnemo.services.imports import ImportService
+
+        # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
+        return ImportService(self.memories, lambda: self.duplicates,
+                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
+
+    @cached_property
+    def connections(self) -> ConnectionService:
+        from mnemo.services.connections import ConnectionService
+
+        return ConnectionService(self.fact_store)
+
+    @cached_property
+    def extractor(self):  # noqa: ANN201 - an Extractor
+        """The configured extractor, for callers that extract without storing (r3 extract_entities)."""
+        return self._extractor()
 
     @cached_property
     def embedder(self) -> Embedder:

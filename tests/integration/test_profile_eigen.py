@@ -206,4 +206,4 @@ def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch
 
     response = TestClient(app, base_url=BASE).post("/mcp/nope", json={}, headers={"authorization": f"Bearer {TEST_KEY}"})
     assert response.status_code == 404
-    assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/probe"}}
+    assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/r3, /mcp/probe"}}

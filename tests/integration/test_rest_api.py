@@ -70,7 +70,7 @@ def test_the_routers_own_errors_use_the_envelope(http) -> None:
         (http.post("/v1/memories/search", headers=auth()), 400, "validation_error", "body: is required"),
         (http.get("/v1/nothing", headers=auth()), 404, "not_found", "no route GET /v1/nothing"),
         (http.put("/v1/memories", headers=auth()), 405, "method_not_allowed", "PUT is not allowed on /v1/memories"),
-        (http.get("/mcp/nope", headers=auth()), 404, "not_found", "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex"),
+        (http.get("/mcp/nope", headers=auth()), 404, "not_found", "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/r3"),
     ]
     for response, status, code, message in cases:
         assert (response.status_code, response.json()) == (status, {"error": {"code": code, "message": message}}), response.text

@@ -93,14 +93,17 @@ class MemoryService:
         self._new_id = new_id
 
     # -- tier 1: one DynamoDB write, one SQS send -------------------------------------------
-    def capture(self, principal: Principal, command: CaptureCommand, *, idempotency_key: str | None = None) -> Memory:
+    def capture(self, principal: Principal, command: CaptureCommand, *, idempotency_key: str | None = None,
+                memory_id: str | None = None) -> Memory:
         """Persist, then enqueue. Idempotent: a retry of the same request (same key, or botocore
-        replaying the put) answers with the stored memory; see services/idempotency.py."""
+        replaying the put) answers with the stored memory; see services/idempotency.py. `memory_id`:
+        a caller-derived id (imports derive it from the source id, so a rerun conflicts instead of
+        duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
         now = self._clock()
         memory = Memory(
-            id=idempotency.memory_id_for(principal.tenant, key) if key else self._new_id(),
+            id=memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
             tenant=principal.tenant,
             user_id=command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
@@ -122,6 +125,8 @@ class MemoryService:
         try:
             self._store.put_new(memory, created)
         except ConflictError as exc:
+            if memory_id is not None:  # the caller chose the id: its existing is the answer (an import's rerun)
+                raise ConflictError(f"memory {memory_id} already exists") from exc
             stored = self._store.get(principal.tenant, memory.id)
             if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
                 raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc

@@ -34,6 +34,8 @@ class Operation(StrEnum):
     ERASE = "permanently erase a memory"
     ERASE_USER = "permanently erase every memory of a user"
     READ_JOB = "read an erasure job"
+    IMPORT = "import memories"
+    FIND_DUPLICATES = "find duplicate memories"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -53,6 +55,8 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.ERASE: Permission.DELETE,
     Operation.ERASE_USER: Permission.ADMIN,
     Operation.READ_JOB: Permission.ADMIN,
+    Operation.IMPORT: Permission.WRITE,
+    Operation.FIND_DUPLICATES: Permission.READ,
 }
 
 

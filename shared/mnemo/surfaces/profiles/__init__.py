@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mnemo.surfaces.profiles import eigen, facts, thrindex
+from mnemo.surfaces.profiles import eigen, facts, r3, thrindex
 from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 if TYPE_CHECKING:
@@ -23,5 +23,5 @@ PROFILES: dict[str, ProfileBuilder] = {
     "": eigen.build,  # /mcp, /api/mcp: Eigen Mesh thoughts (seed 000)
     "facts": facts.build,  # /mcp/facts: episodes & facts (seed 001)
     "thrindex": thrindex.build,  # /mcp/thrindex: Thrindex memory API (seed 003)
-    # "r3": r3.build,              /mcp/r3: r3 mem0-style server (seed 004)
+    "r3": r3.build,  # /mcp/r3: r3 mem0-style server (seed 004)
 }

@@ -1,0 +1,144 @@
+"""Duplicate memories: the check before a capture, and the grouping a caller can preview and apply.
+
+Both work inside one user's namespace of the caller's tenant (docs/deduplication.md):
+- exact: the same `content_hash` (NFC, collapsed whitespace, case folded);
+- near: cosine of the two texts' embeddings at or above a threshold.
+Nothing is ever erased: applying a grouping archives the repeats, names the kept memory in their
+metadata (`duplicate_of`) and in their history, so reopening one undoes it.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from mnemo.domain.commands import EditCommand, RetrieveCommand
+from mnemo.domain.models import Memory, Principal, Status, content_hash
+from mnemo.ports import Embedder, MemoryStore, SearchIndex
+from mnemo.services.memories import UNINDEXED_READ, MemoryService
+from mnemo.services.permissions import Operation, authorize
+
+# Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
+# wrongly skipped capture loses what the caller said, a missed duplicate only costs a dedup run.
+# tests/integration/test_r3_duplicates.py pins a rewording above it and a different fact below it.
+CAPTURE_THRESHOLD = 0.92
+NEIGHBOURS = 5  # nearest indexed memories a capture compares against
+SCAN_LIMIT = 300  # memories one deduplicate call reads (newest first); the report says when more remain
+LIVE = [Status.OPEN, Status.COMPLETED]
+
+
+class Duplicate(BaseModel):
+    memory: Memory
+    kind: Literal["exact", "semantic"]
+    similarity: float = Field(ge=0.0, le=1.0)
+
+
+class DuplicateGroup(BaseModel):
+    keep: Memory
+    reason: str
+    repeats: list[Duplicate]
+
+
+class DedupReport(BaseModel):
+    user_id: str
+    threshold: float
+    scanned: int
+    more: bool  # more memories than SCAN_LIMIT: a rerun (after applying) continues
+    groups: list[DuplicateGroup]
+    archived: list[str]
+    dry_run: bool
+
+
+class DuplicateService:
+    def __init__(self, store: MemoryStore, memories: MemoryService, index: Callable[[], SearchIndex],
+                 embedder: Callable[[], Embedder]) -> None:
+        self._store = store
+        self._memories = memories
+        self._index = index
+        self._embedder = embedder
+
+    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD) -> Duplicate | None:
+        """The live memory of this user that `text` repeats: an exact one first, else the nearest
+        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly."""
+        authorize(principal, Operation.FIND_DUPLICATES)
+        wanted = content_hash(text)
+        recent = [m for m in self._store.unindexed(principal.tenant, UNINDEXED_READ)
+                  if m.user_id == user_id and m.status in LIVE]
+        vector = self._embedder().embed([text])[0]
+        hits = self._index().similar(principal.tenant, user_id, vector, NEIGHBOURS)
+        near = {m.id: m for m in self._store.get_many(principal.tenant, [h.memory_id for h in hits])}
+        candidates = [*recent, *(near[h.memory_id] for h in hits if h.memory_id in near)]
+        for memory in candidates:
+            if memory.content_hash == wanted and memory.user_id == user_id and memory.status in LIVE:
+                return Duplicate(memory=memory, kind="exact", similarity=1.0)
+        for hit in hits:
+            neighbour = near.get(hit.memory_id)
+            if neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold:
+                return Duplicate(memory=neighbour, kind="semantic", similarity=round(hit.score, 4))
+        return None
+
+    def deduplicate(self, principal: Principal, user_id: str, threshold: float, *, dry_run: bool) -> DedupReport:
+        """Group the user's live memories: each group keeps its earliest captured memory (the
+        original; the others repeat it). With `dry_run=False` the repeats are archived."""
+        authorize(principal, Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE)
+        page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id))
+        memories = list(page.items)
+        while page.next_cursor is not None and len(memories) < SCAN_LIMIT:
+            cursor = page.next_cursor
+            page = self._memories.browse(principal, RetrieveCommand(
+                top_k=100, author="all", statuses=LIVE, user_id=user_id,
+                cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id))
+            memories.extend(page.items)
+        more = page.next_cursor is not None or len(memories) > SCAN_LIMIT
+        memories = sorted(memories[:SCAN_LIMIT], key=lambda m: (m.captured_at, m.created_at, m.id))
+        groups = _group(memories, self._similarities(memories), threshold)
+        archived: list[str] = []
+        if not dry_run:
+            for group in groups:
+                for repeat in group.repeats:
+                    metadata = {**repeat.memory.metadata, "duplicate_of": group.keep.id}
+                    self._memories.edit(principal, repeat.memory.id, EditCommand(status=Status.ARCHIVED, metadata=metadata))
+                    archived.append(repeat.memory.id)
+        return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
+                           archived=archived, dry_run=dry_run)
+
+    def _similarities(self, memories: list[Memory]) -> list[list[float]]:
+        """Pairwise cosines (unit vectors: the dot product). Plain Python, as services take no numpy:
+        300 memories are 45k dot products of 384-1024 floats, well under a second."""
+        if len(memories) < 2:
+            return [[0.0] * len(memories) for _ in memories]
+        vectors = self._embedder().embed([m.normalized_text for m in memories])
+        size = len(vectors)
+        table = [[0.0] * size for _ in range(size)]
+        for i in range(size):
+            for j in range(i + 1, size):
+                table[i][j] = table[j][i] = min(1.0, max(0.0, sum(map(operator.mul, vectors[i], vectors[j]))))
+        return table
+
+
+def _group(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[DuplicateGroup]:
+    """Oldest first, each memory not yet placed starts a group and takes every later one that
+    repeats it exactly or reaches `threshold` against it (not transitively: a chain of small
+    rewordings never merges two different facts)."""
+    placed: set[int] = set()
+    groups = []
+    for i, keep in enumerate(memories):
+        if i in placed:
+            continue
+        repeats = []
+        for j in range(i + 1, len(memories)):
+            if j in placed:
+                continue
+            if memories[j].content_hash == keep.content_hash:
+                repeats.append(Duplicate(memory=memories[j], kind="exact", similarity=1.0))
+            elif similarity[i][j] >= threshold:
+                repeats.append(Duplicate(memory=memories[j], kind="semantic", similarity=round(similarity[i][j], 4)))
+            else:
+                continue
+            placed.add(j)
+        if repeats:
+            groups.append(DuplicateGroup(keep=keep, reason="earliest captured; the others repeat it", repeats=repeats))
+    return groups

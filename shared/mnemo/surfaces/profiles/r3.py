@@ -1,0 +1,284 @@
+"""The r3 memory tools (seed 004 "MCP tools"), served at /mcp/r3, with r3's documented defects fixed.
+
+| tool | seed arguments (defaults) | service call |
+|---|---|---|
+| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.find, memories.capture |
+| search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded) |
+| get_memory | memory_id, user_id | memories.get |
+| update_memory | memory_id, content, metadata, user_id | memories.edit (metadata-only keeps content; content re-embeds) |
+| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself) |
+| delete_memory | memory_id | memories.archive (soft) |
+| deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate |
+| cache_stats, optimize_cache | -, force_refresh, max_memories | none: Mnemo has no cache, and says so |
+| sync_status | - | status.for_tenant |
+| extract_entities | text | the configured extractor; stores nothing |
+| get_knowledge_graph | entity_type, entity_name, relationship_type, limit | connections.neighbourhood |
+| find_connections | from_entity, to_entity, max_depth=2 | connections.connections |
+| import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | imports.run |
+
+An omitted user_id is r3's configured user: "default". Reads never cross users.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain.models import NamespaceId, Permission, Status
+from mnemo.domain.namespace import Namespace
+from mnemo.errors import DependencyError, ForbiddenError, NotFoundError, ValidationFailed
+from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
+from mnemo.services.connections import MAX_DEPTH
+from mnemo.services.imports import items_of
+from mnemo.surfaces.profiles import r3_views as views
+from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
+
+INSTRUCTIONS = (
+    "r3 memory tools. Call search_memory before answering questions that past context could inform; call "
+    "add_memory when the user shares something worth keeping; every answer carries the memory ids that "
+    "get_memory, update_memory and delete_memory take."
+)
+WORDING = Wording(
+    names={"raw": "content", "raw_text": "content"},
+    errors={
+        NotFoundError: "{message}",
+        ForbiddenError: "{message}",
+        DependencyError: "{message}; nothing was changed, retry shortly",
+    },
+)
+LIVE = [Status.OPEN, Status.COMPLETED]
+DEFAULT_USER = "default"
+UserId = Annotated[NamespaceId | None, Field(description='The user whose memories these are; omitted: "default".')]
+MemoryId = Annotated[str, Field(max_length=128, description="The memory's id, from add_memory, search_memory or get_all_memories.")]
+PreferCache = Annotated[bool, Field(description="Accepted for r3 compatibility. Mnemo has no cache (see cache_stats): every search reads the live index.")]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant", "system"]
+    content: str
+
+
+def keyword_safe[F: Callable[..., Any]](fn: F) -> F:
+    """The SDK passes an argument under its alias (`async`, a Python keyword); the function's
+    parameter is `async_`. The schema still comes from `fn`'s signature (`functools.wraps`)."""
+
+    @functools.wraps(fn)
+    def call(**arguments: Any) -> Any:
+        if "async" in arguments:
+            arguments["async_"] = arguments.pop("async")
+        return fn(**arguments)
+
+    return call  # type: ignore[return-value]
+
+
+def user(user_id: str | None) -> str:
+    return user_id or DEFAULT_USER
+
+
+def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
+    server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
+
+    def owned(memory_id: str, user_id: str | None) -> Any:
+        try:
+            memory = services.memories.get(caller(), memory_id)
+        except NotFoundError as exc:
+            raise NotFoundError(f"Memory not found: {memory_id}") from exc
+        if user_id is not None and memory.user_id != user_id:  # same answer as a missing id: nothing leaks
+            raise NotFoundError(f"Memory not found: {memory_id}")
+        return memory
+
+    @server.tool(title="Add a memory", read_only=False, destructive=False, idempotent=False)
+    @keyword_safe
+    def add_memory(
+        content: Annotated[str | None, Field(description="The text to remember. Give this or messages.")] = None,
+        messages: Annotated[list[Message] | None, Field(description="A conversation: role user/assistant/system + content. Assistant messages are dropped, as in r3; the rest are saved as one memory.")] = None,
+        user_id: UserId = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Free-form metadata stored with the memory.")] = None,
+        priority: Annotated[Literal["high", "medium", "low"] | None, Field(description="high, medium or low; stored in metadata.priority.")] = None,
+        async_: Annotated[bool, Field(alias="async", description=f"true: answer at once, enrichment runs in the background; false: wait for it up to {WAIT_SECONDS:.0f} s.")] = True,
+        skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory.")] = False,
+    ) -> CallToolResult:
+        """Save a memory for a user. Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
+        if (content is None) == (messages is None):
+            raise ValidationFailed("content and messages: give exactly one of them")
+        text = content if content is not None else "\n".join(m.content for m in messages or [] if m.role != "assistant")
+        if messages is not None and not text.strip():
+            raise ValidationFailed("messages: no user or system message with content (assistant messages are dropped)")
+        meta = {**(metadata or {}), **({"priority": priority} if priority else {})}
+        command = CaptureCommand(raw=text, user_id=user(user_id), as_user=True, metadata=meta)
+        if caller().allows(Permission.WRITE) and not skip_duplicate_check:
+            existing = services.duplicates.find(caller(), command.user_id, command.raw)
+            if existing is not None:
+                return views.result(f"Already saved (id: {existing.memory.id})",
+                                    {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
+        memory = services.memories.capture(caller(), command)
+        if async_:
+            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued"})
+        settled = wait_for_enrichment(services.store, memory)
+        state = settled.enrichment.state.value
+        note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
+                "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
+        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state})
+
+    @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
+    def search_memory(
+        query: Annotated[str, Field(min_length=1, max_length=2048, description="What to look for.")],
+        limit: Annotated[int, Field(ge=1, le=100, description="Maximum results, 1-100.")] = 10,
+        prefer_cache: PreferCache = True,
+        user_id: UserId = None,
+    ) -> CallToolResult:
+        """Search one user's memories by meaning and words. Hits are separated by ---, each headed [id: <uuid> | score: 0.812] (score in [0, 1]); "No memories found" when nothing matches."""
+        command = RetrieveCommand(query=query, top_k=limit, author="all", statuses=LIVE, user_id=user(user_id))
+        return views.found(services.memories.search(caller(), command), command.user_id or DEFAULT_USER)
+
+    @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
+    def get_memory(memory_id: MemoryId, user_id: UserId = None) -> CallToolResult:
+        """One memory as JSON: id, content, metadata, user_id, status, version, timestamps. A missing id is an error."""
+        data = views.memory(owned(memory_id, user_id))
+        return views.result(views.as_json(data), data)
+
+    @server.tool(title="Update a memory", read_only=False, destructive=False, idempotent=True)
+    def update_memory(
+        memory_id: MemoryId,
+        content: Annotated[str | None, Field(description="New full text; the memory is re-embedded and re-enriched.")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="New metadata, replacing the old; content is kept when omitted.")] = None,
+        user_id: UserId = None,
+    ) -> CallToolResult:
+        """Change a memory's content and/or metadata (at least one). The version goes up and the change is kept in its history; the answer is the updated memory as JSON."""
+        if content is None and metadata is None:
+            raise ValidationFailed("content and metadata: give at least one of them")
+        owned(memory_id, user_id)
+        data = views.memory(services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata)))
+        return views.result(views.as_json(data), data)
+
+    @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
+    def get_all_memories(
+        user_id: UserId = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="Memories per page, 1-100.")] = 100,
+        offset: Annotated[int, Field(ge=0, le=10_000, description="How many to skip (next_offset of the previous page).")] = 0,
+        prefer_cache: PreferCache = True,
+        include_cache_stats: Annotated[bool, Field(description="true: add the cache status to the answer.")] = False,
+    ) -> CallToolResult:
+        """One page of a user's memories, newest first, as JSON: the memories, next_offset (null on the last page) and total (known once the listing reaches its end, else null)."""
+        wanted, items, cursor = offset + limit, list[Any](), None
+        while len(items) <= wanted:
+            page = services.memories.browse(caller(), RetrieveCommand(
+                top_k=100, author="all", statuses=LIVE, user_id=user(user_id),
+                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
+            items.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        done = cursor is None and len(items) <= wanted
+        cache = views.CACHE_NOT_AVAILABLE if include_cache_stats else None
+        return views.listing(items[offset:wanted], user(user_id), offset, None if done else wanted,
+                             len(items) if done else None, cache)
+
+    @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
+    def delete_memory(memory_id: MemoryId) -> CallToolResult:
+        """Delete a memory: soft (archived; out of search and listings at once; reopen it to undo). Answers "Deleted"."""
+        owned(memory_id, None)
+        memory = services.memories.archive(caller(), memory_id)
+        return views.result("Deleted", {"id": memory.id, "status": memory.status.value})
+
+    @server.tool(title="Find duplicate memories", read_only=False, destructive=True, idempotent=True)
+    def deduplicate_memories(
+        user_id: UserId = None,
+        similarity_threshold: Annotated[float, Field(ge=0.5, le=1.0, description="Cosine at or above which two memories are near-duplicates, 0.5-1.0.")] = 0.85,
+        dry_run: Annotated[bool, Field(description="true: only report; false: archive the repeats (never erased; reopen to undo).")] = True,
+    ) -> CallToolResult:
+        """Group a user's exact and near-duplicate memories; each group keeps its earliest memory. dry_run=false archives the others, marks them duplicate_of the kept one and records it in their history."""
+        return views.deduplicated(services.duplicates.deduplicate(caller(), user(user_id), similarity_threshold, dry_run=dry_run))
+
+    @server.tool(title="Cache statistics", read_only=True, destructive=False, idempotent=True)
+    def cache_stats() -> CallToolResult:
+        """Cache status. Mnemo keeps no memory cache (searches read the live index), and says so: "Cache not available"."""
+        caller()
+        return views.result(views.CACHE_NOT_AVAILABLE, {"cache": "not available", "cached_memories": None})
+
+    @server.tool(title="Sync status", read_only=True, destructive=False, idempotent=True)
+    def sync_status() -> CallToolResult:
+        """Background enrichment of your memories, from the store: pending and failed counts (failed ones sit in the dead-letter queue); admin keys also see the queue-wide depths."""
+        principal = caller()
+        status = services.status.for_tenant(principal.tenant, operator=principal.allows(Permission.ADMIN))
+        text = ("All operations complete" if not status.pending and not status.failed
+                else f"Pending: {status.pending}; failed (in the dead-letter queue): {status.failed}")
+        if status.queue is not None:
+            text += f"\nQueue-wide, every tenant: {status.queue}"
+        return views.result(text, status)
+
+    @server.tool(title="Optimize the cache", read_only=False, destructive=False, idempotent=True)
+    def optimize_cache(
+        force_refresh: Annotated[bool, Field(description="r3: rebuild the cache even if fresh.")] = False,
+        max_memories: Annotated[int | None, Field(ge=1, description="r3: cache size.")] = None,
+    ) -> CallToolResult:
+        """r3 rebuilds its cache here. Mnemo has no cache to rebuild, so this fails with "Cache not available" and changes nothing."""
+        raise ValidationFailed(views.CACHE_NOT_AVAILABLE)
+
+    @server.tool(title="Extract entities", read_only=True, destructive=False, idempotent=True)
+    def extract_entities(text: Annotated[str, Field(min_length=1, max_length=8192, description="The text to analyse.")]) -> CallToolResult:
+        """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing."""
+        caller()
+        found = services.extractor.extract(text)
+        data = {"entities": [e.model_dump() for e in found.entities], "relationships": [f.model_dump() for f in found.facts]}
+        return views.result(views.as_json(data), data)
+
+    @server.tool(title="Knowledge graph", read_only=True, destructive=False, idempotent=True)
+    def get_knowledge_graph(
+        entity_type: Annotated[str | None, Field(description="Only relationships whose other entity has this type (person, place, ...).")] = None,
+        entity_name: Annotated[str | None, Field(description="The entity to read the graph from. Required in Mnemo: the graph is read outward from a named entity.")] = None,
+        relationship_type: Annotated[str | None, Field(description="Only this relationship (predicate), e.g. works_at.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Maximum relationships, 1-200.")] = 50,
+    ) -> CallToolResult:
+        """The facts around one entity of the default user's graph: the entity and its active relationships, each with its fact uuid."""
+        if not entity_name:
+            raise ValidationFailed("entity_name: is required; the graph is read outward from a named entity")
+        namespace = Namespace(tenant=caller().tenant, user_id=DEFAULT_USER)
+        return views.graph(services.connections.neighbourhood(caller(), namespace, entity_name, entity_type=entity_type,
+                                                              predicate=relationship_type, limit=limit))
+
+    @server.tool(title="Find connections", read_only=True, destructive=False, idempotent=True)
+    def find_connections(
+        from_entity: Annotated[str, Field(min_length=1, description="The entity to start from.")],
+        to_entity: Annotated[str | None, Field(description="Only the path to this entity.")] = None,
+        max_depth: Annotated[int, Field(ge=1, le=MAX_DEPTH, description=f"Hops to follow, 1-{MAX_DEPTH}.")] = 2,
+    ) -> CallToolResult:
+        """Entities connected to from_entity within max_depth hops, each with the shortest path of facts (uuids included)."""
+        namespace = Namespace(tenant=caller().tenant, user_id=DEFAULT_USER)
+        return views.connections(from_entity, services.connections.connections(caller(), namespace, from_entity, to_entity, max_depth))
+
+    @server.tool(title="Import memories", read_only=False, destructive=False, idempotent=True)
+    def import_memories(
+        source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: disabled here.")],
+        data: Annotated[list[Any] | dict[str, Any] | None, Field(description="source=json: an array of items, or an object with results or memories.")] = None,
+        file_path: Annotated[str | None, Field(description="source=json_file: a JSON file readable by the local server.")] = None,
+        api_key: Annotated[str | None, Field(description="source=mem0_api: refused (it would send data out of your account).")] = None,
+        user_id: UserId = None,
+        batch_size: Annotated[int, Field(ge=1, le=500, description="Items per call accepted, 1-500.")] = 50,
+        skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content).")] = True,
+    ) -> CallToolResult:
+        """Import memories: each item needs memory or content, optional metadata and id (its source id: a rerun skips items already imported). Answers imported/skipped/failed counts with reasons."""
+        if source == "mem0_api":
+            raise ValidationFailed("source: mem0_api is not enabled on this deployment (it sends your key and data "
+                                   "out of the account); export from mem0 and import the file with source json")
+        if api_key is not None:
+            raise ValidationFailed("api_key: only used with source mem0_api")
+        if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
+            raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
+        payload = data if source == "json" else services.imports.read_file(file_path or "")
+        items = items_of(payload)
+        if len(items) > batch_size:
+            raise ValidationFailed(f"batch_size: the data holds {len(items)} items, more than batch_size {batch_size}; "
+                                   "raise batch_size (at most 500) or split the data")
+        return views.imported(services.imports.run(caller(), items, user_id=user(user_id), skip_duplicates=skip_duplicates))
+
+    return server

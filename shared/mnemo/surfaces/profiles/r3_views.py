@@ -1,0 +1,101 @@
+"""r3's result texts (seed 004), with what r3 leaves out put back: ids, scores, the page itself.
+
+r3 answers in plain text or serialized JSON in a text block; Mnemo keeps those texts (so prompts
+and parsers written for r3 still work) and adds the same data as structured content.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+from mnemo.domain.graph import Fact
+from mnemo.domain.models import Memory, ScoredMemory
+from mnemo.services.connections import Connection, Neighbourhood
+from mnemo.services.duplicates import DedupReport
+from mnemo.services.imports import ImportReport
+
+NO_MEMORIES = "No memories found"
+CACHE_NOT_AVAILABLE = ("Cache not available: Mnemo keeps no memory cache. Every search reads the live index and "
+                       "the store, so a result is never stale; prefer_cache changes nothing.")
+
+
+def result(text: str, data: dict[str, Any] | BaseModel) -> CallToolResult:
+    structured = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def as_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def memory(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.id, "content": m.raw, "metadata": m.metadata, "user_id": m.user_id, "status": m.status.value,
+        "version": m.version, "enrichment": m.enrichment.state.value, "created_at": m.created_at.isoformat(),
+        "updated_at": m.updated_at.isoformat(),
+    }
+
+
+def found(hits: list[ScoredMemory], user_id: str) -> CallToolResult:
+    data = {"user_id": user_id, "results": [{**memory(h.memory), "score": round(h.score, 3)} for h in hits]}
+    if not hits:
+        return result(NO_MEMORIES, data)
+    text = "\n---\n".join(f"[id: {h.memory.id} | score: {h.score:.3f}]\n{h.memory.raw}" for h in hits)
+    return result(text, data)
+
+
+def listing(items: list[Memory], user_id: str, offset: int, next_offset: int | None, total: int | None,
+            cache: str | None) -> CallToolResult:
+    data: dict[str, Any] = {"user_id": user_id, "memories": [memory(m) for m in items], "offset": offset,
+                            "next_offset": next_offset, "total": total}
+    if cache is not None:
+        data["cache"] = cache
+    if not items:
+        return result(NO_MEMORIES if cache is None else f"{NO_MEMORIES}\n{cache}", data)
+    return result(as_json(data), data)
+
+
+def fact(f: Fact) -> dict[str, Any]:
+    return {"uuid": f.uuid, "subject": f.subject.name, "predicate": f.predicate, "object": f.object.name,
+            "fact": f.fact, "origin": f.origin.value}
+
+
+def graph(n: Neighbourhood) -> CallToolResult:
+    data = {"entity": {"id": n.entity.id, "name": n.entity.name, "type": n.entity.type},
+            "relationships": [fact(f) for f in n.facts]}
+    return result(as_json(data), data)
+
+
+def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
+    data = {"from": start, "connections": [
+        {"entity": c.entity, "entity_id": c.entity_id, "depth": c.depth, "path": [fact(f) for f in c.facts]}
+        for c in found_paths]}
+    if not found_paths:
+        return result(f"No connections found from {start}", data)
+    return result(as_json(data), data)
+
+
+def deduplicated(report: DedupReport) -> CallToolResult:
+    repeats = sum(len(g.repeats) for g in report.groups)
+    verb = "would archive" if report.dry_run else "archived"
+    head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; {verb} {repeats}."
+    if report.more:
+        head += " More memories remain beyond this scan: apply, then run again to continue."
+    lines = [head]
+    for group in report.groups:
+        lines.append(f"Keep {group.keep.id} ({group.reason}): {group.keep.raw}")
+        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {d.memory.raw}" for d in group.repeats]
+    if not report.dry_run and repeats:
+        lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
+    return result("\n".join(lines), report)
+
+
+def imported(report: ImportReport) -> CallToolResult:
+    text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
+    details = [f"item {f.index}: skipped, {f.reason}" for f in report.skipped]
+    details += [f"item {f.index}: failed, {f.reason}" for f in report.failed]
+    return result("\n".join([text, *details]), report)

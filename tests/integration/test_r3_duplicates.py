@@ -1,0 +1,47 @@
+"""Deduplication at /mcp/r3: add_memory's check (exact, then semantic at CAPTURE_THRESHOLD, in the
+caller's user) and deduplicate_memories (preview, then archive with a link back, undoable)."""
+
+from __future__ import annotations
+
+from tests.integration.test_profile_r3 import app, call, saved_id  # noqa: F401 - the fixture
+from tests.integration.test_profile_thrindex import enrich, text
+
+
+def test_add_memory_finds_exact_and_semantic_repeats_in_the_same_user_only(app, aws) -> None:  # noqa: ANN001, F811
+    first = saved_id(call(app, "add_memory", {"content": "I am allergic to peanuts.", "user_id": "ann"}))
+    exact = call(app, "add_memory", {"content": "  i am ALLERGIC to peanuts. ", "user_id": "ann"})  # not indexed yet
+    assert text(exact) == f"Already saved (id: {first})" and exact.structured_content["duplicate"] == "exact"
+    enrich(aws)
+    reworded = call(app, "add_memory", {"content": "I'm allergic to peanuts.", "user_id": "ann"})
+    assert text(reworded) == f"Already saved (id: {first})" and reworded.structured_content["duplicate"] == "semantic"
+    different = call(app, "add_memory", {"content": "I am allergic to cats.", "user_id": "ann"})
+    other_user = call(app, "add_memory", {"content": "I am allergic to peanuts.", "user_id": "ben"})
+    forced = call(app, "add_memory", {"content": "I am allergic to peanuts.", "user_id": "ann", "skip_duplicate_check": True})
+    assert len({first, saved_id(different), saved_id(other_user), saved_id(forced)}) == 4
+    assert text(different).startswith("Saved (id:") and text(other_user).startswith("Saved (id:")
+
+
+def test_deduplicate_previews_then_archives_with_a_link_and_can_be_undone(app, aws, container) -> None:  # noqa: ANN001, F811
+    texts = ["The wifi password is hunter2.", "Our wifi password is hunter2.", "The wifi password is hunter2.",
+             "Dinner is at eight on Friday."]
+    ids = [saved_id(call(app, "add_memory", {"content": t, "user_id": "cy", "skip_duplicate_check": True})) for t in texts]
+    enrich(aws)
+    preview = call(app, "deduplicate_memories", {"user_id": "cy", "similarity_threshold": 0.9})
+    report = preview.structured_content
+    assert [g["keep"]["id"] for g in report["groups"]] == [ids[0]] and report["archived"] == []
+    assert {(r["memory"]["id"], r["kind"]) for r in report["groups"][0]["repeats"]} == {(ids[1], "semantic"), (ids[2], "exact")}
+    assert text(preview).startswith("Found 1 duplicate groups among 4 memories; would archive 2.")
+    assert len(call(app, "get_all_memories", {"user_id": "cy"}).structured_content["memories"]) == 4  # dry run: nothing changed
+    applied = call(app, "deduplicate_memories", {"user_id": "cy", "similarity_threshold": 0.9, "dry_run": False})
+    assert sorted(applied.structured_content["archived"]) == sorted(ids[1:3])
+    left = [m["id"] for m in call(app, "get_all_memories", {"user_id": "cy"}).structured_content["memories"]]
+    assert sorted(left) == sorted([ids[0], ids[3]])  # the kept one and the unrelated one stay
+    repeat = container.store.get("local", ids[1])
+    assert repeat.status.value == "archived" and repeat.metadata["duplicate_of"] == ids[0]
+    assert container.store.history("local", ids[1])[-1].action == "archived"
+    from mnemo.domain.commands import EditCommand
+    from mnemo.domain.models import Status
+
+    principal = container.keys.authenticate("mn_testlocal_0123456789abcdefghijklmnop")
+    container.memories.edit(principal, ids[1], EditCommand(status=Status.OPEN))  # the documented undo
+    assert call(app, "get_memory", {"memory_id": ids[1]}).structured_content["status"] == "open"

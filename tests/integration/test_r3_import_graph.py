@@ -1,0 +1,63 @@
+"""import_memories (idempotent by source id, summarised per item) and the knowledge-graph tools at
+/mcp/r3 (read the fact graph outward from a named entity, inside the caller's namespace)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.conftest import OTHER_KEY
+from tests.integration.test_profile_r3 import app, call  # noqa: F401 - the fixture
+from tests.integration.test_profile_thrindex import enrich, error_text, text
+
+MEM0_EXPORT = {"results": [
+    {"id": "m-1", "memory": "Gina's favourite colour is teal.", "metadata": {"category": "preference"}},
+    {"id": "m-2", "memory": "Gina works at Acme Corp."},
+    {"memory": "   "},
+    "not an object",
+]}
+
+
+def test_import_is_idempotent_by_source_id_and_reports_each_item(app, container) -> None:  # noqa: ANN001, F811
+    first = call(app, "import_memories", {"source": "json", "data": MEM0_EXPORT, "user_id": "gina"})
+    assert text(first).splitlines() == ["Imported 2, skipped 1, failed 1", "item 2: skipped, no memory or content text",
+                                        "item 3: failed, not an object"]
+    again = call(app, "import_memories", {"source": "json", "data": MEM0_EXPORT, "user_id": "gina"})
+    assert text(again).splitlines()[0] == "Imported 0, skipped 3, failed 1"
+    ids = first.structured_content["imported"]
+    found = call(app, "search_memory", {"query": "favourite colour teal", "user_id": "gina"}).structured_content["results"]
+    assert [r["id"] for r in found] == ids[:1] and found[0]["metadata"] == {"category": "preference", "source_id": "m-1"}
+    other = call(app, "import_memories", {"source": "json", "data": MEM0_EXPORT, "user_id": "gina"}, key=OTHER_KEY)
+    assert text(other).startswith("Imported 2,")  # another tenant's import is its own, not "already imported"
+
+
+def test_import_from_a_local_file_and_its_limits(app, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    path = tmp_path / "r3-import.json"
+    path.write_text(json.dumps([{"content": "The documentation example project uses TypeScript.",
+                                 "metadata": {"category": "project"}}]))
+    done = call(app, "import_memories", {"source": "json_file", "file_path": str(path), "user_id": "r3-quickstart",
+                                         "batch_size": 50, "skip_duplicates": True})
+    assert text(done) == "Imported 1, skipped 0, failed 0"
+    repeat = call(app, "import_memories", {"source": "json_file", "file_path": str(path), "user_id": "r3-quickstart"})
+    assert text(repeat).startswith("Imported 0, skipped 1") and "duplicate of" in text(repeat)  # no source id: by content
+    assert error_text(call(app, "import_memories", {"source": "json", "data": [{"content": "a"}] * 3, "batch_size": 2})) == (
+        "batch_size: the data holds 3 items, more than batch_size 2; raise batch_size (at most 500) or split the data")
+    assert error_text(call(app, "import_memories", {"source": "json_file", "file_path": str(tmp_path / "none.json")})
+                      ) == f"file_path: no such file: {tmp_path / 'none.json'}"
+
+
+def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(app, aws) -> None:  # noqa: ANN001, F811
+    for fact in ["Hana works at Acme Corp.", "Ivo works at Acme Corp."]:
+        call(app, "add_memory", {"content": fact})
+    enrich(aws)
+    extracted = call(app, "extract_entities", {"text": "Hana works at Acme Corp."}).structured_content
+    assert {"Hana", "Acme Corp"} <= {e["name"] for e in extracted["entities"]}
+    graph = call(app, "get_knowledge_graph", {"entity_name": "Hana"}).structured_content
+    assert graph["entity"]["name"] == "Hana"
+    assert [(r["subject"], r["object"]) for r in graph["relationships"]] == [("Hana", "Acme Corp")]
+    paths = call(app, "find_connections", {"from_entity": "Hana", "to_entity": "Ivo"}).structured_content
+    assert [(c["entity"], c["depth"]) for c in paths["connections"]] == [("Ivo", 2)]
+    assert all(len(step["uuid"]) == 36 for step in paths["connections"][0]["path"])
+    one_hop = call(app, "find_connections", {"from_entity": "Hana", "to_entity": "Ivo", "max_depth": 1})
+    assert text(one_hop) == "No connections found from Hana"
+    assert error_text(call(app, "get_knowledge_graph", {"entity_name": "Hana"}, key=OTHER_KEY)) == "entity 'Hana' not found"
