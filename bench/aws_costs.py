@@ -30,6 +30,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from moto.dynamodb.models.table import Table
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "shared"))
 sys.path.insert(0, str(REPO / "bench"))
@@ -133,6 +135,17 @@ class Meter:
             units["RRU"] += _read_units(sizes, params.get("ConsistentRead", False), per_item=False)
 
 
+def stored_bytes(table: Any) -> dict[str, int]:
+    """What DynamoDB bills as storage: each item plus 100 bytes of overhead, in the table and in each
+    index it is projected into (ALL: the item; KEYS_ONLY: its keys)."""
+    totals: Counter[str] = Counter()
+    for item in Table.all_items(table):
+        snap = _snapshot(table, item)
+        totals["table"] += snap["size"] + 100
+        totals["indexes"] += sum(size + 100 for size in snap["index_sizes"].values())
+    return dict(totals)
+
+
 def _snapshot(table: Any, item: Any) -> dict[str, Any]:
     if item is None:
         return {"size": 0, "index_keys": {}, "index_sizes": {}}
@@ -219,6 +232,7 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
             pass
     meter.phase = "status"
     pending = services.status.for_tenant(principal.tenant).pending
+    storage = stored_bytes(meter.backend.get_table(services.settings.memories_table))
     meter.phase = "search"
     queries = [text.split(":", 1)[-1][:80] for text, _ in corpus[:: max(1, len(corpus) // searches)]][:searches]
     for query in queries:
@@ -227,6 +241,7 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
     per = {"capture": len(corpus), "enrichment": len(corpus), "search": len(queries)}
     return {
         "memories": len(corpus), "searches": len(queries), "pending_after_drain": pending,
+        "stored_bytes_per_memory": {k: round(v / len(corpus)) for k, v in storage.items()},
         "per_unit": {phase: {"requests": {op: round(n / count, 2) for op, n in sorted(meter.requests[phase].items())},
                              "units": {u: round(n / count, 2) for u, n in sorted(meter.units[phase].items())}}
                      for phase, count in per.items()},
@@ -250,6 +265,8 @@ def main() -> int:
         requests = ", ".join(f"{op} {n}" for op, n in row["requests"].items())
         units = ", ".join(f"{u} {n}" for u, n in row["units"].items())
         print(f"  per {phase:<10} {units}\n    requests: {requests}")
+    stored = result["stored_bytes_per_memory"]
+    print(f"  stored per memory: {stored['table']} B in the table, {stored['indexes']} B in its indexes")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine, **result}, indent=2))
     return 0

@@ -32,7 +32,7 @@ def installed() -> bool:
 
 
 def install() -> None:
-    DynamoResult.execute_result = _execute_result  # type: ignore[method-assign]
+    DynamoResult.execute_result = _execute_result  # type: ignore[method-assign,assignment]
 
 
 def _execute_result(self: DynamoResult, context: Any) -> Any:
