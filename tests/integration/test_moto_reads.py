@@ -62,16 +62,17 @@ def _strip(response: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("read", list(READS))
 def test_item_reads_parse_to_what_motos_serialiser_gives(dynamodb: Any, monkeypatch: pytest.MonkeyPatch,
                                                          read: str) -> None:
-    # Given moto's own serialiser's answer
+    # Given moto's own serialiser's answer (a local stack started earlier in this process installs the
+    # plain-JSON path process-wide: take it out for this read; monkeypatch puts back what was there)
+    monkeypatch.setattr(moto_reads.DynamoResult, "execute_result", moto_reads._original)
+    assert not moto_reads.installed()
     expected = _strip(READS[read](dynamodb))
     # When the plain-JSON path answers the same read
     monkeypatch.setattr(moto_reads.DynamoResult, "execute_result", moto_reads._execute_result)  # what install() does
     assert moto_reads.installed()
     got = _strip(READS[read](dynamodb))
-    monkeypatch.undo()
     # Then botocore parses the very same response
     assert got == expected
-    assert not moto_reads.installed()
 
 
 def test_errors_and_writes_still_use_motos_serialiser(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
