@@ -279,10 +279,14 @@ def main() -> int:
     parser.add_argument("--modes", default="before,after")
     parser.add_argument("--mode", help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--snapshot", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "search_latency.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
                        "MNEMO_MODEL_DIR": os.environ.get("MNEMO_MODEL_DIR", str(REPO / "models" / "minilm"))})
+    if args.build:
+        build_snapshot(args.data, args.conversation, args.snapshot)
+        return 0
     if args.mode:
         print(json.dumps(measure(args.mode, args.snapshot, args.questions)))
         return 0
@@ -290,10 +294,9 @@ def main() -> int:
     if not (args.reuse_snapshot and snapshot.exists()):
         if args.data is None:
             parser.error("DATA is needed to build the snapshot")
-        build = subprocess.run([sys.executable, "-c", "import sys; sys.argv[1:]=[]; import search_latency as s; "
-                                f"s.build_snapshot(s.Path({str(args.data)!r}), {args.conversation!r}, s.Path({str(snapshot)!r}))"],
-                               cwd=REPO / "bench", env=os.environ, check=True)
-        assert build.returncode == 0
+        # A fresh process: the stack the snapshot is built on leaves moto's process-wide state behind.
+        subprocess.run([sys.executable, __file__, str(args.data.resolve()), "--conversation", args.conversation,
+                        "--build", "--snapshot", str(snapshot)], env=os.environ, check=True)
     meta = json.loads(snapshot.read_text())
     results = []
     for mode in args.modes.split(","):
