@@ -5,12 +5,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from mnemo.bootstrap import container
+from mnemo.surfaces import snapstart
 from mnemo.surfaces.app import create_app
 
 logger = Logger(service="mnemo-mcp")
 metrics = Metrics(namespace="Mnemo", service="mnemo-mcp")
 # The composition root itself, not a container: it is built on the first request, not at import.
 _asgi = Mangum(create_app(container, rest=False, mcp=True), lifespan="off")
+snapstart.register(container)  # SnapStart: prime the snapshot; after a restore, reseed and reconnect
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

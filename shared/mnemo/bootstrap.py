@@ -48,6 +48,19 @@ class Container:
         self.clock = clock
         self._lock = threading.Lock()
 
+    def forget_connections(self) -> None:
+        """Drop every adapter and service built so far (AWS clients with their credentials and
+        connection pools, the search index client, the API-key cache) and refresh the shared AWS
+        session; the next request builds them afresh. Run after a SnapStart restore
+        (mnemo.surfaces.snapstart): a snapshot's connections are dead and its credentials may be."""
+        from mnemo.adapters.aws import refresh_session
+
+        with self._lock:
+            for name, attribute in vars(type(self)).items():
+                if isinstance(attribute, cached_property):
+                    self.__dict__.pop(name, None)
+        refresh_session()
+
     @cached_property
     def _dynamodb(self) -> object:
         from mnemo.adapters.aws import client

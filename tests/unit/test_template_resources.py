@@ -119,7 +119,7 @@ def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any
     for path, operations in paths.items():
         for method, operation in operations.items():
             uri = operation["x-amazon-apigateway-integration"]["uri"]["Fn::Sub"]
-            target = re.search(r":function:(\$\{AWS::StackName\}-[a-z]+)/invocations$", uri)
+            target = re.search(r":function:(\$\{AWS::StackName\}-[a-z]+):live/invocations$", uri)
             assert target, uri
             routes[(method, path)] = next(lid for lid, name in names.items() if name == target.group(1))
     any_method = "x-amazon-apigateway-any-method"
@@ -133,9 +133,28 @@ def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any
         ("get", "/docs"): "ApiFunction",
         ("get", "/openapi.json"): "ApiFunction",
     }
-    # and API Gateway may invoke exactly those two functions
+    # and API Gateway may invoke exactly those two functions, through their `live` alias
     permissions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
-    assert sorted(p["Properties"]["FunctionName"]["Ref"] for p in permissions) == ["ApiFunction", "McpFunction"]
+    assert sorted(p["Properties"]["FunctionName"]["Ref"] for p in permissions) == ["ApiFunction.Alias", "McpFunction.Alias"]
+
+
+def test_the_routed_functions_resume_from_snapstart_snapshots_of_the_live_alias(template: dict[str, Any]) -> None:
+    # Given the functions behind the HTTP API, Then each publishes a version per deploy, moves the
+    # alias the routes invoke (`live`) to it, and has SnapStart on published versions; the worker and
+    # reconciler (no user waits on their cold start) do not pay SnapStart's cache and restore charges.
+    functions = resources_of(template, "AWS::Serverless::Function")
+    runtime = template["Globals"]["Function"]["Runtime"]
+    assert runtime.startswith("python3.") and int(runtime.split(".")[1]) >= 12  # SnapStart needs Python 3.12+
+    for logical_id, resource in functions.items():
+        properties = resource["Properties"]
+        if logical_id in ("McpFunction", "ApiFunction"):
+            assert properties["AutoPublishAlias"] == "live", logical_id
+            assert properties["SnapStart"] == {"ApplyOn": "PublishedVersions"}, logical_id
+            # SnapStart excludes provisioned concurrency, EFS and ephemeral storage above 512 MB
+            assert "ProvisionedConcurrencyConfig" not in properties and "FileSystemConfigs" not in properties
+            assert properties.get("EphemeralStorage", {"Size": 512})["Size"] <= 512
+        else:
+            assert "SnapStart" not in properties, logical_id
 
 
 def test_opensearch_serverless_policies_are_json(template: dict[str, Any]) -> None:

@@ -31,3 +31,19 @@ def reset_session() -> None:
     global _session
     with _lock:
         _session = None
+
+
+def refresh_session() -> None:
+    """A new shared session that keeps the old one's parsed service models (its data loader) but
+    nothing else: credentials are resolved again and clients built from it open new connections.
+    After a SnapStart restore, the snapshot's credentials may have expired and its sockets are dead."""
+    global _session
+    with _lock:
+        previous, _session = _session, None
+        if previous is None:
+            return
+        import botocore.session
+
+        core = botocore.session.Session()
+        core.register_component("data_loader", previous._session.get_component("data_loader"))  # noqa: SLF001
+        _session = boto3.session.Session(botocore_session=core)

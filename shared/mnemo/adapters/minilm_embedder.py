@@ -161,17 +161,31 @@ class _MiniLm:
         return unit
 
 
+def _limit_blas_threads(threads: int) -> None:
+    """Size numpy's BLAS thread pool for the whole process (a pool is per process, not per call:
+    limiting it around each call would race between the request threads and the worker)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads, user_api="blas")
+
+
 class LocalMiniLmEmbedder:
     """`Embedder` port on the local MiniLM model; loads lazily so constructing it costs nothing."""
 
     model_id = MODEL_ID
     dimension = DIMENSION
 
-    def __init__(self, model_dir: str | Path, batch_size: int = 32) -> None:
+    def __init__(self, model_dir: str | Path, batch_size: int = 32, *, blas_threads: int | None = 1) -> None:
+        """`blas_threads`: the process's BLAS thread pool size, set when the model loads (None leaves
+        it alone). One thread by default: OpenBLAS's worker threads spin while they wait, and on a
+        laptop, CI runner or Lambda with 1-2 busy cores a one-query forward pass took 86-218 ms with
+        2 threads against 13-18 ms with one, and a batch of 32 texts 1.0-1.7 s against 0.35 s
+        (2-core VM under load; bench/search_latency.py)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
+        self.blas_threads = blas_threads
         self._model: _MiniLm | None = None
         self._lock = threading.Lock()
 
@@ -185,6 +199,8 @@ class LocalMiniLmEmbedder:
                             f"embedding model files missing in {self.model_dir} ({', '.join(missing)}): "
                             "run `make model` or `python scripts/fetch_model.py`")
                     try:
+                        if self.blas_threads is not None:
+                            _limit_blas_threads(self.blas_threads)
                         self._model = _MiniLm(self.model_dir)
                     except Exception as exc:  # corrupt file, missing package: one domain error
                         raise DependencyError(

@@ -1,0 +1,94 @@
+"""SnapStart: the MCP and REST functions register their runtime hooks, and a simulated snapshot and
+restore (the registered hooks called as Lambda calls them) leaves a working function that shares
+no random state, AWS client, credentials or cached key with the snapshot."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+import snapshot_restore_py
+
+from mnemo.local.server import load_function
+from tests.integration.conftest import Context
+from tests.integration.test_handlers import API_HOST, EVENT_KEY, event
+
+
+@pytest.fixture
+def hooks(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[Any]]:
+    """An empty runtime hook registry for this test (the library keeps module-level lists)."""
+    before: list[Any] = []
+    after: list[Any] = []
+    monkeypatch.setattr(snapshot_restore_py, "_before_snapshot_registry", before)
+    monkeypatch.setattr(snapshot_restore_py, "_after_restore_registry", after)
+    return before, after
+
+
+@pytest.fixture
+def functions(container, hooks, monkeypatch) -> dict[str, Any]:  # noqa: ANN001
+    monkeypatch.setenv("MNEMO_ALLOWED_HOSTS", json.dumps([API_HOST]))
+    from mnemo import bootstrap
+
+    bootstrap.reset()
+    bootstrap.container().keys.ensure("local", "events", ["admin"], EVENT_KEY)
+    return {name: load_function(name) for name in ("api", "mcp")}
+
+
+def run(registry: list[Any], *, reverse: bool = False) -> None:
+    """What Lambda does: before-snapshot hooks in reverse order of registration, after-restore in order."""
+    for func, args, kwargs in reversed(registry) if reverse else registry:
+        func(*args, **kwargs)
+
+
+def test_the_mcp_and_rest_functions_register_one_hook_of_each_kind(functions, hooks) -> None:  # noqa: ANN001
+    before, after = hooks
+    assert len(before) == len(after) == 2  # api and mcp, imported by the fixture
+
+
+def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, hooks) -> None:  # noqa: ANN001
+    from mnemo import bootstrap
+    from mnemo.adapters import aws
+
+    before, after = hooks
+    api = functions["api"].handler
+    # Given the snapshot taken after init and the before-snapshot hooks (which build the clients)
+    run(before, reverse=True)
+    services = bootstrap.container()
+    snapshot_db, snapshot_session = services._dynamodb, aws._session  # noqa: SLF001
+    assert snapshot_db is not None and snapshot_session is not None
+    assert api(event("api_list_memories.json"), Context())["statusCode"] == 200  # the key is now cached
+    loader = snapshot_session._session.get_component("data_loader")  # noqa: SLF001
+    random_state = random.getstate()
+
+    # When Lambda restores an instance from it and runs the after-restore hooks
+    run(after)
+
+    # Then random draws differ from what every other instance restored from this snapshot would draw
+    drawn = random.random()
+    random.setstate(random_state)
+    assert drawn != random.random()
+    # and the AWS clients (credentials, connection pools) are new, from a new session that kept
+    # only the parsed service models
+    assert services._dynamodb is not snapshot_db  # noqa: SLF001
+    assert aws._session is not snapshot_session  # noqa: SLF001
+    assert aws._session._session.get_component("data_loader") is loader  # noqa: SLF001
+    # and the key cache is gone: the next request reads the key again, with the new client
+    calls: Counter[str] = Counter()
+    services._dynamodb.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))  # noqa: SLF001
+    created = api(event("api_create_memory.json"), Context())
+    assert created["statusCode"] == 201, created["body"]
+    assert calls["GetItem"] == 1
+    # and the MCP function answers too
+    assert functions["mcp"].handler(event("mcp_initialize.json"), Context())["statusCode"] == 200
+
+
+def test_without_the_runtime_hook_api_nothing_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from mnemo.surfaces import snapstart
+
+    monkeypatch.setitem(sys.modules, "snapshot_restore_py", None)  # the local stack: no such module
+    assert snapstart.register(lambda: None) is False  # type: ignore[arg-type,return-value]
