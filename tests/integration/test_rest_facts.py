@@ -87,6 +87,11 @@ def test_episode_shape_and_errors_in_the_envelope(http, container) -> None:  # n
     assert bad.json()["error"]["message"] == (
         "limit: must be at most 100; as_of: must be an ISO-8601 date or date-time, e.g. 2024-05-08 or "
         "2024-05-08T13:56:00+02:00 (no offset = UTC)")
+    # a number is not a timestamp (no silent Unix-time reading), on every facts route
+    for route, body in (("/v1/search", {"query": "x", "as_of": -15}), ("/v1/facts", {"subject": "a", "predicate": "b",
+                        "object": "c", "valid_at": 1614834367}), ("/v1/episodes", {"content": "x", "captured_at": 0})):
+        refused = http.post(route, json=body, headers=auth())
+        assert refused.status_code == 400 and "ISO-8601" in refused.json()["error"]["message"], (route, refused.text)
     assert http.post("/v1/search", json={"query": "x"}).json()["error"]["code"] == "unauthenticated"
     assert http.post("/v1/search", json={"query": "x"}, headers=auth("mn_nope_000000000000000000000")).status_code == 401
     container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
