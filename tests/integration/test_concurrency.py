@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 from mnemo.adapters.aws import client
 from mnemo.domain.commands import CaptureCommand, EditCommand
 from mnemo.errors import ConflictError
@@ -17,12 +15,6 @@ from mnemo.local.server import load_function
 N = 20
 
 
-@pytest.mark.xfail(
-    reason="moto's transact_write_items deep-copies the table and restores the copy when a transaction fails, "
-    "discarding other requests' committed writes (issue 16 item 2, owned by the local-stack rework of issue 14); "
-    "the protocol alone is safe (tests/unit/test_version_protocol.py)",
-    strict=False,
-)
 def test_concurrent_edits_every_acknowledged_edit_is_kept_or_was_refused(container, principal) -> None:
     service = container.memories
     memory = service.capture(principal, CaptureCommand(raw="start"))
