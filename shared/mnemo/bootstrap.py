@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
     from mnemo.services.erasure_jobs import ErasureJobService
+    from mnemo.services.exports import ExportService
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
@@ -231,6 +232,12 @@ class Container:
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
         return ImportService(self.memories, lambda: self.duplicates,
                              files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
+
+    @cached_property
+    def exports(self) -> ExportService:
+        from mnemo.services.exports import ExportService
+
+        return ExportService(self.memories)
 
     @cached_property
     def connections(self) -> ConnectionService:
