@@ -37,6 +37,7 @@ class Operation(StrEnum):
     IMPORT = "import memories"
     FIND_DUPLICATES = "find duplicate memories"
     EXPORT = "export a user's memories"
+    READ_CACHE = "read or evict the r3 cache"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -59,6 +60,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.IMPORT: Permission.WRITE,
     Operation.FIND_DUPLICATES: Permission.READ,
     Operation.EXPORT: Permission.READ,
+    Operation.READ_CACHE: Permission.READ,
 }
 
 
