@@ -114,3 +114,30 @@ def test_import_and_export_refuse_what_they_cannot_do(http, container) -> None: 
     assert [m["status"] for m in export_all(http, "cy")] == ["completed"]  # the good item went in, whole
     too_many = http.post("/v1/import", json={"data": [{"content": "x"}] * 501}, headers=auth())
     assert too_many.status_code == 400 and "data: must hold at most 500 items" in too_many.text
+
+
+def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, tmp_path, capsys) -> None:  # noqa: ANN001
+    from mnemo import cli
+
+    for n in range(3):
+        capture(http, f"Gus's Quorvale recipe number {n}.", user_id="gus", as_user=True, metadata={"n": n})
+    archived = capture(http, "Gus's retired Quorvale recipe.", user_id="gus", as_user=True)
+    assert http.delete(f"/v1/memories/{archived}", headers=auth()).status_code == 200
+    dump = tmp_path / "gus.ndjson"
+    assert cli.main(["export", "--tenant", "local", "--user-id", "gus", "--out", str(dump)]) == 0
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert sorted(m["id"] for m in lines) == sorted(m["id"] for m in export_all(http, "gus"))  # every status, once
+    assert "exported 4 memories" in capsys.readouterr().err
+
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"imported": 4, "skipped": 0, "failed": 0, "problems": []}
+    without_user = [{**m, "user_id": None} for m in export_all(http, "gus-copy")]
+    assert comparable(without_user) == comparable([{**m, "user_id": None} for m in lines])
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out)["skipped"] == 4  # a rerun imports nothing twice
+    assert len(export_all(http, "gus")) == 4 and len(export_all(http, "gus-copy")) == 4  # the source user untouched
+    assert export_all(http, "gus", key=OTHER_KEY) == []  # and nothing landed in another tenant
+    bad = tmp_path / "bad.ndjson"
+    bad.write_text('{"content": "ok"}\nnot json\n')
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(bad)]) == 1
+    assert "line 2: is not valid JSON" in capsys.readouterr().err
