@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mnemo.services.enrichment import EnrichmentService
     from mnemo.services.erasure import ErasureService
     from mnemo.services.erasure_jobs import ErasureJobService
+    from mnemo.services.exports import ExportService
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.recovery import RecoveryService
+    from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
 
 
@@ -80,6 +82,20 @@ class Container:
         return DynamoDbMemoryStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
+    def search_cache(self) -> SearchCache:
+        """The r3 hot set of this warm instance (services/search_cache.py)."""
+        from mnemo.services.search_cache import SearchCache
+
+        return SearchCache(self.store)
+
+    @cached_property
+    def _watched_store(self) -> MemoryStore:
+        """The store as memories and erasure write it: each write drops the user's cached answers."""
+        from mnemo.services.search_cache import WatchedStore
+
+        return WatchedStore(self.store, lambda: self.search_cache)
+
+    @cached_property
     def queue(self) -> EnrichmentQueue:
         from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
 
@@ -97,7 +113,7 @@ class Container:
         from mnemo.services.memories import MemoryService
 
         return MemoryService(
-            self.store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
+            self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
             interpreter=lambda: self.edit_interpreter, clock=self.clock,
         )
 
@@ -143,7 +159,7 @@ class Container:
         from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureMarks
         from mnemo.services.erasure import ErasureService
 
-        return ErasureService(self.store, self.graph, self.fact_store, self.index, clock=self.clock,
+        return ErasureService(self._watched_store, self.graph, self.fact_store, self.index, clock=self.clock,
                               marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
                               fact_index=self.fact_index)
 
@@ -231,6 +247,12 @@ class Container:
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
         return ImportService(self.memories, lambda: self.duplicates,
                              files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
+
+    @cached_property
+    def exports(self) -> ExportService:
+        from mnemo.services.exports import ExportService
+
+        return ExportService(self.memories)
 
     @cached_property
     def connections(self) -> ConnectionService:

@@ -1,4 +1,4 @@
-"""Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `status`, against local or AWS tables.
+"""Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `status`, `export`, `import`, against local or AWS tables.
 
 Uses the normal AWS credential chain; point it at a deployment with --keys-table/--memories-table
 (the stack Outputs) or the MNEMO_* environment variables.
@@ -36,6 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--tenant", required=True)
     redrive = commands.add_parser("redrive", help="move DLQ messages back to the queue; failed memories turn pending")
     redrive.add_argument("--limit", type=int, default=1000)
+    exporting = commands.add_parser("export", help="write a user's memories as JSON Lines (docs/import-export.md)")
+    exporting.add_argument("--tenant", required=True)
+    exporting.add_argument("--user-id", default="default")
+    exporting.add_argument("--out", type=argparse.FileType("w", encoding="utf-8"), default=sys.stdout)
+    importing = commands.add_parser("import", help="import JSON Lines or JSON (an export, mem0's, r3's) into a user")
+    importing.add_argument("--tenant", required=True)
+    importing.add_argument("--user-id", default="default")
+    importing.add_argument("file", type=argparse.FileType("r", encoding="utf-8"))
     commands.add_parser("reconcile", help="re-enqueue memories whose enrichment task was lost")
     commands.add_parser("reindex", help="create the current index versions, re-enrich every memory and re-index every fact")
     return parser
@@ -43,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from mnemo import cli_portability as portability
     from mnemo.bootstrap import Container
     from mnemo.settings import MnemoSettings
 
@@ -71,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
             # memories: one re-enrichment task each (the worker re-embeds and re-derives); facts:
             # indexed here from DynamoDB, recorded ones included (docs/facts.md, "Where facts live")
             print(json.dumps({"enqueued": services.recovery.reindex(), "facts_indexed": services.recovery.reindex_facts()}))
+        elif args.command == "export":
+            portability.export(services, args.tenant, args.user_id, args.out)
+        elif args.command == "import":
+            report = portability.import_(services, args.tenant, args.user_id, args.file)
+            print(json.dumps({"imported": len(report.imported), "skipped": len(report.skipped), "failed": len(report.failed),
+                              "problems": [f"item {f.index}: {f.reason}" for f in report.failed]}))
         elif args.command == "reconcile":
             print(json.dumps({"requeued": services.recovery.requeue_stale()}))
     except MnemoError as exc:

@@ -163,7 +163,7 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
             await client.call_tool("add_memory", {"messages": [{"role": "assistant", "content": "y"}]}),
             await client.call_tool("update_memory", {"memory_id": "x"}),
             await client.call_tool("search_memory", {"query": "x", "limit": 101}),
-            await client.call_tool("optimize_cache", {}),
+            await client.call_tool("optimize_cache", {"max_memories": 0}),
             await client.call_tool("import_memories", {"source": "mem0_api", "api_key": "k"}),
             await client.call_tool("get_knowledge_graph", {}),
             await client.call_tool("search_memory", {"query": "x", "top_k": 3}),
@@ -176,8 +176,7 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
         "messages: no user or system message with content (assistant messages are dropped)",
         "content and metadata: give at least one of them",
         "limit: must be at most 100",
-        "Cache not available: Mnemo keeps no memory cache. Every search reads the live index and the store, "
-        "so a result is never stale; prefer_cache changes nothing.",
+        "max_memories: must be at least 1",
         "source: mem0_api is not enabled on this deployment (it sends your key and data out of the account); "
         "export from mem0 and import the file with source json",
         "entity_name: is required; the graph is read outward from a named entity",

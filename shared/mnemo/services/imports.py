@@ -1,8 +1,10 @@
 """Import memories from r3 / mem0 JSON: idempotent by source id, summarised per item.
 
 Accepted shapes (r3's importer's): an array of items, or an object holding it under `results` or
-`memories` (mem0's export). Each item needs a non-empty `memory` or `content`; `metadata` (object),
-`id` (the source id) and `created_at` are optional. An item with a source id is stored under an id
+`memories` (mem0's export), and Mnemo's own export (`GET /v1/export`). Each item needs a non-empty
+`memory` or `content`; `metadata` (object), `id` (the source id), `captured_at` (else `created_at`),
+`agent_id`, `group_id`, `author` (`user`, the default, or `agent`) and `status` (`open`, the default,
+`completed` or `archived`) are optional, so an export imports back as the memories it held. An item with a source id is stored under an id
 derived from (tenant, user, source id), so a rerun finds it already there and skips it; an item
 without one is compared by content with the user's memories when `skip_duplicates` is on.
 """
@@ -17,12 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from mnemo.domain.commands import CaptureCommand
-from mnemo.domain.models import Principal
-from mnemo.errors import ConflictError, ValidationFailed
+from mnemo.domain.commands import CaptureCommand, EditCommand
+from mnemo.domain.models import Principal, Status
+from mnemo.errors import ConflictError, ForbiddenError, ValidationFailed
 from mnemo.services.duplicates import DuplicateService
 from mnemo.services.memories import MemoryService
-from mnemo.services.permissions import Operation, authorize
+from mnemo.services.permissions import Operation, authorize, status_change
 
 IMPORT_UUID_NAMESPACE = uuid.UUID("0d7cbd1e-55f3-4a8b-9c41-7a2e5d7f4b10")
 MAX_ITEMS = 500  # per synchronous call: ~1 write + 1 send each stays far inside API Gateway's 29 s
@@ -100,12 +102,26 @@ class ImportService:
             return
         if source_id is not None:
             metadata = {**metadata, "source_id": str(source_id)}
+        status = item.get("status", Status.OPEN.value)
+        if status not in {s.value for s in Status}:
+            report.failed.append(ImportFailure(index=index, reason=f"status: must be one of open, completed, archived, not {status!r}"))
+            return
+        if item.get("author", "user") not in ("user", "agent"):
+            report.failed.append(ImportFailure(index=index, reason="author: must be user or agent"))
+            return
         try:
-            command = CaptureCommand(raw=text, user_id=user_id, as_user=True, metadata=metadata,
-                                     captured_at=item.get("created_at"))
+            command = CaptureCommand(raw=text, user_id=user_id, as_user=item.get("author", "user") == "user",
+                                     metadata=metadata, captured_at=item.get("captured_at") or item.get("created_at"),
+                                     agent_id=item.get("agent_id"), group_id=item.get("group_id") or "default")
+            extra = status_change(Status.OPEN, Status(status))
+            if extra is not None:  # checked before the write: an item is imported whole or not at all
+                authorize(principal, extra)
         except ValidationError as exc:
             first = exc.errors()[0]
             report.failed.append(ImportFailure(index=index, reason=f"{'.'.join(map(str, first['loc']))}: {first['msg']}"))
+            return
+        except ForbiddenError as exc:
+            report.failed.append(ImportFailure(index=index, reason=f"status: {exc.message}"))
             return
         if source_id is None and skip_duplicates:
             found = self._duplicates().find(principal, user_id, command.raw)
@@ -114,6 +130,10 @@ class ImportService:
                 return
         memory_id = imported_id(principal.tenant, user_id, str(source_id)) if source_id is not None else None
         try:
-            report.imported.append(self._memories.capture(principal, command, memory_id=memory_id).id)
+            memory = self._memories.capture(principal, command, memory_id=memory_id)
         except ConflictError:
             report.skipped.append(ImportFailure(index=index, reason=f"already imported (source id {source_id})"))
+            return
+        if status != Status.OPEN.value:
+            memory = self._memories.edit(principal, memory.id, EditCommand(status=Status(status)))
+        report.imported.append(memory.id)

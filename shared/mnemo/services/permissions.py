@@ -36,6 +36,8 @@ class Operation(StrEnum):
     READ_JOB = "read an erasure job"
     IMPORT = "import memories"
     FIND_DUPLICATES = "find duplicate memories"
+    EXPORT = "export a user's memories"
+    READ_CACHE = "read or evict the r3 cache"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -57,6 +59,8 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.READ_JOB: Permission.ADMIN,
     Operation.IMPORT: Permission.WRITE,
     Operation.FIND_DUPLICATES: Permission.READ,
+    Operation.EXPORT: Permission.READ,
+    Operation.READ_CACHE: Permission.READ,
 }
 
 

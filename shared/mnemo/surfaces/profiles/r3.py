@@ -3,13 +3,13 @@
 | tool | seed arguments (defaults) | service call |
 |---|---|---|
 | add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.find, memories.capture |
-| search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded) |
+| search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded), through search_cache when prefer_cache |
 | get_memory | memory_id, user_id | memories.get |
 | update_memory | memory_id, content, metadata, user_id | memories.edit (metadata-only keeps content; content re-embeds) |
-| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself) |
+| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself), through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
 | deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate |
-| cache_stats, optimize_cache | -, force_refresh, max_memories | none: Mnemo has no cache, and says so |
+| cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
 | sync_status | - | status.for_tenant |
 | extract_entities | text | the configured extractor; stores nothing |
 | get_knowledge_graph | entity_type, entity_name, relationship_type, limit | connections.neighbourhood |
@@ -35,6 +35,7 @@ from mnemo.errors import DependencyError, ForbiddenError, NotFoundError, Validat
 from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
 from mnemo.services.connections import MAX_DEPTH
 from mnemo.services.imports import items_of
+from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
@@ -58,7 +59,9 @@ LIVE = [Status.OPEN, Status.COMPLETED]
 DEFAULT_USER = "default"
 UserId = Annotated[NamespaceId | None, Field(description='The user whose memories these are; omitted: "default".')]
 MemoryId = Annotated[str, Field(max_length=128, description="The memory's id, from add_memory, search_memory or get_all_memories.")]
-PreferCache = Annotated[bool, Field(description="Accepted for r3 compatibility. Mnemo has no cache (see cache_stats): every search reads the live index.")]
+PreferCache = Annotated[bool, Field(description=(
+    "true: a repeat of the same request for the same user within 60 s is answered from this server instance's hot set, "
+    "after checking in the store that nothing it holds changed (structured `cache`: hit or miss); false: always read live (`cache`: off)."))]
 
 
 class Message(BaseModel):
@@ -138,7 +141,12 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     ) -> CallToolResult:
         """Search one user's memories by meaning and words. Hits are separated by ---, each headed [id: <uuid> | score: 0.812] (score in [0, 1]); "No memories found" when nothing matches."""
         command = RetrieveCommand(query=query, top_k=limit, author="all", statuses=LIVE, user_id=user(user_id))
-        return views.found(services.memories.search(caller(), command), command.user_id or DEFAULT_USER)
+        if not prefer_cache:
+            return views.found(services.memories.search(caller(), command), user(user_id), "off")
+        hits, cached = services.search_cache.through(
+            caller(), Operation.SEARCH, user(user_id), "search " + command.model_dump_json(),
+            lambda: services.memories.search(caller(), command), lambda found: [h.memory for h in found])
+        return views.found(hits, user(user_id), "hit" if cached else "miss")
 
     @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
     def get_memory(memory_id: MemoryId, user_id: UserId = None) -> CallToolResult:
@@ -169,19 +177,28 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         include_cache_stats: Annotated[bool, Field(description="true: add the cache status to the answer.")] = False,
     ) -> CallToolResult:
         """One page of a user's memories, newest first, as JSON: the memories, next_offset (null on the last page) and total (known once the listing reaches its end, else null)."""
-        wanted, items, cursor = offset + limit, list[Any](), None
-        while len(items) <= wanted:
-            page = services.memories.browse(caller(), RetrieveCommand(
-                top_k=100, author="all", statuses=LIVE, user_id=user(user_id),
-                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
-            items.extend(page.items)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        done = cursor is None and len(items) <= wanted
-        cache = views.CACHE_NOT_AVAILABLE if include_cache_stats else None
+        wanted = offset + limit
+
+        def read() -> tuple[list[Any], bool]:  # every memory up to the page (and one past it), and whether that is all
+            items, cursor = list[Any](), None
+            while len(items) <= wanted:
+                page = services.memories.browse(caller(), RetrieveCommand(
+                    top_k=100, author="all", statuses=LIVE, user_id=user(user_id),
+                    cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
+                items.extend(page.items)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            return items, cursor is None and len(items) <= wanted
+
+        if prefer_cache:  # the entry holds every memory read, so an archive before the page also makes it stale
+            (items, done), cached = services.search_cache.through(
+                caller(), Operation.BROWSE, user(user_id), f"list {wanted}", read, lambda listed: listed[0])
+        else:
+            (items, done), cached = read(), False
+        stats = services.search_cache.stats(caller()) if include_cache_stats else None
         return views.listing(items[offset:wanted], user(user_id), offset, None if done else wanted,
-                             len(items) if done else None, cache)
+                             len(items) if done else None, ("hit" if cached else "miss") if prefer_cache else "off", stats)
 
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
     def delete_memory(memory_id: MemoryId) -> CallToolResult:
@@ -201,9 +218,9 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Cache statistics", read_only=True, destructive=False, idempotent=True)
     def cache_stats() -> CallToolResult:
-        """Cache status. Mnemo keeps no memory cache (searches read the live index), and says so: "Cache not available"."""
-        caller()
-        return views.result(views.CACHE_NOT_AVAILABLE, {"cache": "not available", "cached_memories": None})
+        """This server instance's hot set for your tenant: entries (recent search answers and listing pages), the memories they hold, hits, misses, stale entries, invalidations and evictions since the instance started."""
+        stats = services.search_cache.stats(caller())
+        return views.result(views.cache_text(stats), stats)
 
     @server.tool(title="Sync status", read_only=True, destructive=False, idempotent=True)
     def sync_status() -> CallToolResult:
@@ -218,11 +235,11 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Optimize the cache", read_only=False, destructive=False, idempotent=True)
     def optimize_cache(
-        force_refresh: Annotated[bool, Field(description="r3: rebuild the cache even if fresh.")] = False,
-        max_memories: Annotated[int | None, Field(ge=1, description="r3: cache size.")] = None,
+        force_refresh: Annotated[bool, Field(description="true: evict every entry of your tenant (the next requests read live and refill it).")] = False,
+        max_memories: Annotated[int | None, Field(ge=1, description="Evict the least recently used entries until at most this many distinct memories remain.")] = None,
     ) -> CallToolResult:
-        """r3 rebuilds its cache here. Mnemo has no cache to rebuild, so this fails with "Cache not available" and changes nothing."""
-        raise ValidationFailed(views.CACHE_NOT_AVAILABLE)
+        """Trim your tenant's share of this instance's hot set: expired entries always; every entry with force_refresh; least recently used ones beyond max_memories. Answers what was evicted and what remains."""
+        return views.optimized(services.search_cache.optimize(caller(), force_refresh=force_refresh, max_memories=max_memories))
 
     @server.tool(title="Extract entities", read_only=True, destructive=False, idempotent=True)
     def extract_entities(text: Annotated[str, Field(min_length=1, max_length=8192, description="The text to analyse.")]) -> CallToolResult:

@@ -17,10 +17,9 @@ from mnemo.domain.models import Memory, ScoredMemory
 from mnemo.services.connections import Connection, Neighbourhood
 from mnemo.services.duplicates import DedupReport
 from mnemo.services.imports import ImportReport
+from mnemo.services.search_cache import CacheStats, OptimizeReport
 
 NO_MEMORIES = "No memories found"
-CACHE_NOT_AVAILABLE = ("Cache not available: Mnemo keeps no memory cache. Every search reads the live index and "
-                       "the store, so a result is never stale; prefer_cache changes nothing.")
 
 
 def result(text: str, data: dict[str, Any] | BaseModel) -> CallToolResult:
@@ -40,8 +39,9 @@ def memory(m: Memory) -> dict[str, Any]:
     }
 
 
-def found(hits: list[ScoredMemory], user_id: str) -> CallToolResult:
-    data = {"user_id": user_id, "results": [{**memory(h.memory), "score": round(h.score, 3)} for h in hits]}
+def found(hits: list[ScoredMemory], user_id: str, cache: str) -> CallToolResult:
+    """`cache`: hit (served from the hot set), miss (computed, now cached) or off (prefer_cache false)."""
+    data = {"user_id": user_id, "cache": cache, "results": [{**memory(h.memory), "score": round(h.score, 3)} for h in hits]}
     if not hits:
         return result(NO_MEMORIES, data)
     text = "\n---\n".join(f"[id: {h.memory.id} | score: {h.score:.3f}]\n{h.memory.raw}" for h in hits)
@@ -49,14 +49,25 @@ def found(hits: list[ScoredMemory], user_id: str) -> CallToolResult:
 
 
 def listing(items: list[Memory], user_id: str, offset: int, next_offset: int | None, total: int | None,
-            cache: str | None) -> CallToolResult:
+            cache: str, stats: CacheStats | None) -> CallToolResult:
     data: dict[str, Any] = {"user_id": user_id, "memories": [memory(m) for m in items], "offset": offset,
-                            "next_offset": next_offset, "total": total}
-    if cache is not None:
-        data["cache"] = cache
+                            "next_offset": next_offset, "total": total, "cache": cache}
+    if stats is not None:
+        data["cache_stats"] = stats.model_dump()
     if not items:
-        return result(NO_MEMORIES if cache is None else f"{NO_MEMORIES}\n{cache}", data)
+        return result(NO_MEMORIES if stats is None else f"{NO_MEMORIES}\n{cache_text(stats)}", data)
     return result(as_json(data), data)
+
+
+def cache_text(s: CacheStats) -> str:
+    return (f"Cache ({s.scope}, your tenant): {s.entries} entries holding {s.memories} memories; hits {s.hits}, "
+            f"misses {s.misses} ({s.stale} stale), invalidations {s.invalidations}, evictions {s.evictions}; "
+            f"entries live {s.ttl_seconds:.0f} s, at most {s.max_entries} per instance")
+
+
+def optimized(report: OptimizeReport) -> CallToolResult:
+    return result(f"Evicted {report.evicted_entries} cache entries; {report.entries} entries holding "
+                  f"{report.memories} memories remain", report)
 
 
 def fact(f: Fact) -> dict[str, Any]:

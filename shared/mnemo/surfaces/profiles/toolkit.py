@@ -79,7 +79,7 @@ class Wording:
     def unknown(self, tool: str, names: list[str], accepted: list[str]) -> str:
         return self.unknown_arguments.format(
             tool=tool, names=", ".join(names), argument="argument" if len(names) == 1 else "arguments",
-            accepted=", ".join(accepted) or "no arguments",
+            accepted=", ".join(accepted) or "none",
         )
 
 

@@ -1,0 +1,58 @@
+"""REST import and export: `POST /v1/import` takes what `import_memories` (/mcp/r3) takes, and
+`GET /v1/export` pages out a user's memories in the shape the import reads back (docs/import-export.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Response
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemo.domain.models import NamespaceId, Principal
+from mnemo.services.exports import ExportPage
+from mnemo.services.imports import MAX_ITEMS, ImportReport, items_of
+from mnemo.surfaces.openapi import ERROR_RESPONSES
+from mnemo.surfaces.rest import Container, principal, services
+
+router = APIRouter(prefix="/v1", tags=["import and export"], responses=ERROR_RESPONSES)
+Caller = Annotated[Principal, Depends(principal)]
+Services = Annotated[Container, Depends(services)]
+NDJSON = "application/x-ndjson"
+NEXT_CURSOR_HEADER = "x-next-cursor"
+
+
+class ImportRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    data: list[Any] | dict[str, Any] = Field(description=(
+        f"At most {MAX_ITEMS} items: an array, or an object holding it under `results` or `memories` (mem0's export; "
+        "`memories` is also this API's export page). Each item: `memory` or `content`, optional `id` (source id: "
+        "a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, `author`, `status`."))
+    user_id: NamespaceId = Field(default="default", description="Whose memories the items become.")
+    skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
+
+
+@router.post("/import", response_model=ImportReport)
+def import_memories(body: ImportRequest, caller: Caller, container: Services) -> ImportReport:
+    """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each."""
+    return container.imports.run(caller, items_of(body.data), user_id=body.user_id, skip_duplicates=body.skip_duplicates)
+
+
+@router.get("/export", response_model=ExportPage, responses={200: {"content": {NDJSON: {}}}})
+def export_memories(
+    caller: Caller, container: Services, response: Response,
+    user_id: Annotated[NamespaceId, Query(description="Whose memories (every status, author, agent and group).")] = "default",
+    format: Annotated[Literal["json", "ndjson"], Query(description=(
+        "json: one page object; ndjson: one memory per line, the next cursor in the X-Next-Cursor header."))] = "json",
+    limit: Annotated[int, Query(ge=1, le=100)] = 100,
+    cursor: Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page.")] = None,
+) -> Any:
+    """One page of a user's memories with content, metadata, namespace, status and timestamps (never embeddings)."""
+    page = container.exports.page(caller, user_id, limit=limit, cursor=cursor)
+    headers = {"cache-control": "no-store", **({NEXT_CURSOR_HEADER: page.next_cursor} if page.next_cursor else {})}
+    if format == "ndjson":
+        lines = "".join(m.model_dump_json() + "\n" for m in page.memories)
+        return PlainTextResponse(lines, media_type=NDJSON, headers=headers)
+    response.headers.update(headers)
+    return page

@@ -1,0 +1,143 @@
+"""REST export and import round trip: a user's memories exported page by page, the user erased by
+the real erasure job (worker handler fed from the queue), the export imported back: the same
+contents, metadata, namespaces, statuses and capture times return and are searchable. Controls:
+another user of the tenant and the same user id in another tenant are never exported, erased or
+written; the export never carries embeddings; a rerun imports nothing twice."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.integration.conftest import OTHER_KEY, auth
+from tests.integration.test_erasure_jobs import capture
+from tests.integration.test_profile_thrindex import READER_KEY, enrich
+
+WRITER_KEY = "mn_writeronly_0123456789abcdefghijklmnop"
+KEPT = ("content", "metadata", "user_id", "agent_id", "group_id", "author", "status", "captured_at")
+
+
+def export_all(http, user: str, key: str | None = None, limit: int = 2) -> list[dict[str, Any]]:  # noqa: ANN001
+    """Every page of the JSON export, following next_cursor (checked against the header each time)."""
+    found, cursor = [], None
+    while True:
+        params = {"user_id": user, "limit": limit, **({"cursor": cursor} if cursor else {})}
+        response = http.get("/v1/export", params=params, headers=auth(key) if key else auth())
+        assert response.status_code == 200, response.text
+        page = response.json()
+        found += page["memories"]
+        cursor = page["next_cursor"]
+        assert response.headers.get("x-next-cursor") == cursor
+        if cursor is None:
+            return found
+
+
+def comparable(memories: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    rows = [tuple(str({k: v for k, v in m["metadata"].items() if k != "source_id"}) if f == "metadata" else m[f]
+                  for f in KEPT) for m in memories]
+    return sorted(rows, key=str)
+
+
+def search_ids(http, query: str, user: str) -> list[str]:  # noqa: ANN001
+    response = http.post("/v1/memories/search", json={"query": query, "user_id": user}, headers=auth())
+    return [m["id"] for m in response.json()["results"]]
+
+
+def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aws) -> None:  # noqa: ANN001
+    # Given: Ana's memories across statuses, authors, agents and groups; Ben in the same tenant; an `ana` elsewhere
+    ana = [
+        capture(http, "Ana's Quorvale allotment grows purple carrots.", user_id="ana", as_user=True,
+                metadata={"topic": "garden", "tags": ["veg"]}, captured_at="2024-05-01T08:00:00Z"),
+        capture(http, "Quorvale ferry leaves at nine on Saturdays.", user_id="ana", agent_id="helper", group_id="trips"),
+        capture(http, "Ana renewed her Quorvale library card.", user_id="ana", as_user=True),
+        capture(http, "Ana's old Quorvale phone number.", user_id="ana", as_user=True),
+    ]
+    ben = capture(http, "Ben's Quorvale allotment grows beans.", user_id="ben", as_user=True)
+    elsewhere = capture(http, "Ana's Quorvale notes in another tenant.", key=OTHER_KEY, user_id="ana", as_user=True)
+    enrich(aws)
+    assert http.patch(f"/v1/memories/{ana[2]}", json={"status": "completed"}, headers=auth()).status_code == 200
+    assert http.delete(f"/v1/memories/{ana[3]}", headers=auth()).json()["status"] == "archived"
+
+    # When: exported (two per page), as JSON pages and as NDJSON
+    exported = export_all(http, "ana")
+    assert sorted(m["id"] for m in exported) == sorted(ana)  # every status; not Ben's, not the other tenant's
+    assert {m["status"] for m in exported} == {"open", "completed", "archived"}
+    assert all(set(m) == {"id", "version", "created_at", "updated_at", *KEPT} for m in exported)  # no vectors
+    ndjson = http.get("/v1/export", params={"user_id": "ana", "format": "ndjson"}, headers=auth())
+    assert ndjson.headers["content-type"].startswith("application/x-ndjson") and "x-next-cursor" not in ndjson.headers
+    assert comparable([json.loads(line) for line in ndjson.text.splitlines()]) == comparable(exported)
+    assert [m["id"] for m in export_all(http, "ana", key=OTHER_KEY)] == [elsewhere]  # tenants never mix
+
+    # When: Ana is erased by the job, which the real worker runs
+    job = http.delete("/v1/users/ana?hard=true", headers=auth()).json()["job_id"]
+    enrich(aws)
+    assert http.get(f"/v1/jobs/{job}", headers=auth()).json()["status"] == "completed"
+    assert export_all(http, "ana") == [] and search_ids(http, "Quorvale allotment carrots", "ana") == []
+
+    # Then: importing the export brings back the same memories, searchable once enriched
+    report = http.post("/v1/import", json={"user_id": "ana", "data": {"memories": exported}}, headers=auth())
+    assert report.status_code == 200, report.text
+    assert len(report.json()["imported"]) == 4 and report.json()["skipped"] == report.json()["failed"] == []
+    enrich(aws)
+    back = export_all(http, "ana")
+    assert comparable(back) == comparable(exported)
+    assert sorted(m["metadata"]["source_id"] for m in back) == sorted(ana)  # each names the memory it restores
+    restored = {m["metadata"]["source_id"]: m["id"] for m in back}
+    assert search_ids(http, "purple carrots allotment", "ana")[0] == restored[ana[0]]
+    assert restored[ana[3]] not in search_ids(http, "old phone number", "ana")  # archived stays out of search
+    rerun = http.post("/v1/import", json={"user_id": "ana", "data": {"memories": exported}}, headers=auth()).json()
+    assert rerun["imported"] == [] and len(rerun["skipped"]) == 4 and len(export_all(http, "ana")) == 4
+
+    # Controls: Ben and the other tenant's `ana` were never touched, and still answer
+    assert search_ids(http, "allotment beans", "ben")[0] == ben
+    assert [m["id"] for m in export_all(http, "ben")] == [ben]
+    assert [m["id"] for m in export_all(http, "ana", key=OTHER_KEY)] == [elsewhere]
+
+
+def test_import_and_export_refuse_what_they_cannot_do(http, container) -> None:  # noqa: ANN001
+    container.keys.ensure("local", "reader", ["memory:read"], READER_KEY)
+    bad = http.get("/v1/export", params={"cursor": "not-a-cursor"}, headers=auth())
+    assert bad.status_code == 400 and "cursor: is not a cursor this export returned" in bad.text
+    assert http.get("/v1/export", params={"user_id": "*"}, headers=auth()).status_code in (400, 422)
+    denied = http.post("/v1/import", json={"data": [{"content": "x"}]}, headers=auth(READER_KEY))
+    assert denied.status_code == 403 and "memory:write" in denied.text
+    assert http.get("/v1/export", headers=auth(READER_KEY)).status_code == 200  # positive control: reading is allowed
+    container.keys.ensure("local", "writer", ["memory:write"], WRITER_KEY)
+    archived = http.post("/v1/import", json={"user_id": "cy", "data": [{"content": "Cy's old flat.", "status": "archived"}]},
+                         headers=auth(WRITER_KEY)).json()
+    assert archived["imported"] == [] and "memory:delete" in archived["failed"][0]["reason"]
+    mixed = http.post("/v1/import", json={"user_id": "cy", "data": [
+        {"content": "Cy likes tea.", "status": "completed"}, {"content": "Cy likes figs.", "status": "lost"},
+        {"content": "Cy likes jam.", "author": "robot"}]}, headers=auth()).json()
+    assert [f["reason"] for f in mixed["failed"]] == ["status: must be one of open, completed, archived, not 'lost'",
+                                                      "author: must be user or agent"]
+    assert [m["status"] for m in export_all(http, "cy")] == ["completed"]  # the good item went in, whole
+    too_many = http.post("/v1/import", json={"data": [{"content": "x"}] * 501}, headers=auth())
+    assert too_many.status_code == 400 and "data: must hold at most 500 items" in too_many.text
+
+
+def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, tmp_path, capsys) -> None:  # noqa: ANN001
+    from mnemo import cli
+
+    for n in range(3):
+        capture(http, f"Gus's Quorvale recipe number {n}.", user_id="gus", as_user=True, metadata={"n": n})
+    archived = capture(http, "Gus's retired Quorvale recipe.", user_id="gus", as_user=True)
+    assert http.delete(f"/v1/memories/{archived}", headers=auth()).status_code == 200
+    dump = tmp_path / "gus.ndjson"
+    assert cli.main(["export", "--tenant", "local", "--user-id", "gus", "--out", str(dump)]) == 0
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert sorted(m["id"] for m in lines) == sorted(m["id"] for m in export_all(http, "gus"))  # every status, once
+    assert "exported 4 memories" in capsys.readouterr().err
+
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"imported": 4, "skipped": 0, "failed": 0, "problems": []}
+    without_user = [{**m, "user_id": None} for m in export_all(http, "gus-copy")]
+    assert comparable(without_user) == comparable([{**m, "user_id": None} for m in lines])
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(dump)]) == 0
+    assert json.loads(capsys.readouterr().out)["skipped"] == 4  # a rerun imports nothing twice
+    assert len(export_all(http, "gus")) == 4 and len(export_all(http, "gus-copy")) == 4  # the source user untouched
+    assert export_all(http, "gus", key=OTHER_KEY) == []  # and nothing landed in another tenant
+    bad = tmp_path / "bad.ndjson"
+    bad.write_text('{"content": "ok"}\nnot json\n')
+    assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(bad)]) == 1
+    assert "line 2: is not valid JSON" in capsys.readouterr().err
