@@ -49,6 +49,7 @@ from mnemo.ports import (
     SearchQuery,
 )
 from mnemo.services import idempotency
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize, status_change
 
 logger = logging.getLogger(__name__)
@@ -80,8 +81,10 @@ class MemoryService:
         interpreter: Callable[[], EditInterpreter] | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        meter: Meter | None = None,
     ) -> None:
         self._store = store
+        self._meter = meter or Meter()  # counts writes and retrievals against the tenant's month
         self._queue = queue
         # Factories: only searches pay for building the index client and loading the model.
         self._index = index
@@ -101,6 +104,7 @@ class MemoryService:
         duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
+        self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
         memory = Memory(
             id=memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
@@ -138,6 +142,7 @@ class MemoryService:
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
         authorize(principal, Operation.READ)
+        self._meter.charge(principal, Operation.READ)
         return self._load(principal, memory_id)
 
     def _load(self, principal: Principal, memory_id: str) -> Memory:
@@ -167,6 +172,7 @@ class MemoryService:
 
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
         authorize(principal, Operation.BROWSE)
+        self._meter.charge(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
                 scope=self.scope(principal, command),
@@ -183,6 +189,7 @@ class MemoryService:
         what the caller is trying to do (Thrindex `task_context`), blended into the query."""
         authorize(principal, Operation.SEARCH)
         assert command.query is not None
+        self._meter.charge(principal, Operation.SEARCH)
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
         probe = self._probe(scope, command, context)
@@ -240,6 +247,7 @@ class MemoryService:
         whole or not at all; a keyed request already applied is not applied twice."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
+        self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
         return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
 
