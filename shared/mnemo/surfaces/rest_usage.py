@@ -6,17 +6,14 @@ when the month resets); tenants themselves are managed by the operator's CLI onl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
 from mnemo.domain.models import Principal
 from mnemo.domain.tenancy import Usage
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import principal, services
-
-if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+from mnemo.surfaces.rest import Container, principal, services
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
