@@ -28,6 +28,9 @@ class ApiKeyRecord(BaseModel):
     scopes: list[str]
     created_at: datetime
     revoked_at: datetime | None = None
+    user_id: str | None = None  # bound: the key reads and writes this user's memories only
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None  # written at most once a minute per key (KeyService.TOUCH_EVERY)
 
 
 class EnrichmentTask(BaseModel):
@@ -143,6 +146,10 @@ class KeyStore(Protocol):
     def list(self, tenant: str) -> list[ApiKeyRecord]: ...
 
     def revoke(self, tenant: str, prefix: str, at: datetime) -> ApiKeyRecord | None: ...
+
+    def touch(self, key_hash: str, at: datetime, before: datetime) -> None:
+        """Set `last_used_at = at` unless a use at or after `before` is already recorded (a conditional
+        write: many warm instances still record a key's use at most once a minute)."""
 
 
 class TenantStore(Protocol):

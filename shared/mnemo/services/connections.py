@@ -49,6 +49,7 @@ class ConnectionService:
         only edges whose other end has `entity_type`."""
         authorize(principal, Operation.READ_FACTS)
         self._meter.charge(principal, Operation.READ_FACTS)
+        namespace = _confined(principal, namespace)
         entity = self._entity(namespace, entity_name)
         wanted = canonical_predicate(predicate) if predicate else None
         facts = []
@@ -67,6 +68,7 @@ class ConnectionService:
         shortest path to it, or, given `target`, only the path to the target (empty if none)."""
         authorize(principal, Operation.READ_FACTS)
         self._meter.charge(principal, Operation.READ_FACTS)
+        namespace = _confined(principal, namespace)
         origin = self._entity(namespace, start)
         goal = self._entity(namespace, target).id if target else None
         paths: dict[str, list[str]] = {origin.id: []}  # entity id -> fact uuids walked to reach it
@@ -93,3 +95,9 @@ class ConnectionService:
         if entity is None:
             raise NotFoundError(f"entity {name!r} not found")
         return entity
+
+
+def _confined(principal: Principal, namespace: Namespace) -> Namespace:
+    """A user-bound key reads its own user's graph, whatever namespace the surface asked for."""
+    user_id = principal.confine(namespace.user_id) or namespace.user_id
+    return namespace if user_id == namespace.user_id else namespace.model_copy(update={"user_id": user_id})

@@ -112,7 +112,7 @@ class FactService:
     def _fact(self, principal: Principal, fact_uuid: str) -> Fact:
         """The caller's tenant's fact, for an operation whose permission was already checked."""
         fact = self._facts.get(principal.tenant, fact_uuid)
-        if fact is None:
+        if fact is None or not principal.sees(fact.namespace.user_id):
             raise NotFoundError(f"fact {fact_uuid} not found")
         return fact
 
@@ -147,4 +147,5 @@ class FactService:
 
 def _namespace(principal: Principal, scope: FactScope) -> Namespace:
     """The tenant comes from the key, never from arguments."""
-    return Namespace(tenant=principal.tenant, user_id=scope.user_id, group_id=scope.group_id)
+    return Namespace(tenant=principal.tenant, user_id=principal.confine(scope.user_id) or scope.user_id,
+                     group_id=scope.group_id)

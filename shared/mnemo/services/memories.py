@@ -109,7 +109,7 @@ class MemoryService:
         memory = Memory(
             id=memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
             tenant=principal.tenant,
-            user_id=command.user_id,
+            user_id=principal.confine(command.user_id) or command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
             group_id=command.group_id,
             author=command.author_kind,
@@ -148,7 +148,7 @@ class MemoryService:
     def _load(self, principal: Principal, memory_id: str) -> Memory:
         """The caller's tenant's memory, for an operation whose permission was already checked."""
         memory = self._store.get(principal.tenant, memory_id)
-        if memory is None:
+        if memory is None or not principal.sees(memory.user_id):  # another user's, to a bound key: not there
             raise NotFoundError(f"thought {memory_id} not found")
         return memory
 
@@ -167,7 +167,8 @@ class MemoryService:
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:
         """The namespace a read covers: the key's tenant, then the levels the command pins."""
         return NamespaceFilter(
-            tenant=principal.tenant, user_id=command.user_id, agent_id=command.agent_id, group_id=command.group_id
+            tenant=principal.tenant, user_id=principal.confine(command.user_id), agent_id=command.agent_id,
+            group_id=command.group_id,
         )
 
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:

@@ -36,6 +36,7 @@ class Operation(StrEnum):
     READ_JOB = "read an erasure job"
     IMPORT = "import memories"
     FIND_DUPLICATES = "find duplicate memories"
+    MANAGE_KEYS = "create, list or revoke the tenant's API keys"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -57,6 +58,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.READ_JOB: Permission.ADMIN,
     Operation.IMPORT: Permission.WRITE,
     Operation.FIND_DUPLICATES: Permission.READ,
+    Operation.MANAGE_KEYS: Permission.ADMIN,
 }
 
 
