@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from mnemo.services.imports import ImportService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
+    from mnemo.services.metering import Meter
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
@@ -109,12 +110,20 @@ class Container:
         return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
     @cached_property
+    def meter(self) -> Meter:
+        """Tenants' plans and monthly counters, on the keys table (docs/tenancy.md)."""
+        from mnemo.adapters.dynamodb_tenants import DynamoDbTenantStore
+        from mnemo.services.metering import Meter
+
+        return Meter(DynamoDbTenantStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
+
+    @cached_property
     def memories(self) -> MemoryService:
         from mnemo.services.memories import MemoryService
 
         return MemoryService(
             self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
-            interpreter=lambda: self.edit_interpreter, clock=self.clock,
+            interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter,
         )
 
     def index(self) -> SearchIndex:
@@ -176,7 +185,8 @@ class Container:
     def facts(self) -> FactService:
         from mnemo.services.facts import FactService
 
-        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock)
+        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
+                           meter=self.meter)
 
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:
@@ -217,7 +227,7 @@ class Container:
     def fact_search(self) -> FactSearchService:
         from mnemo.services.fact_search import FactSearchService
 
-        return FactSearchService(self.fact_store, self.fact_index, embedder=lambda: self.embedder)
+        return FactSearchService(self.fact_store, self.fact_index, embedder=lambda: self.embedder, meter=self.meter)
 
     @cached_property
     def recovery(self) -> RecoveryService:
@@ -258,7 +268,7 @@ class Container:
     def connections(self) -> ConnectionService:
         from mnemo.services.connections import ConnectionService
 
-        return ConnectionService(self.fact_store)
+        return ConnectionService(self.fact_store, meter=self.meter)
 
     @cached_property
     def extractor(self):  # noqa: ANN201 - an Extractor

@@ -1,4 +1,5 @@
-"""Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `status`, `export`, `import`, against local or AWS tables.
+"""Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `tenants set|show`, `usage`, `status`, `export`, `import`,
+against local or AWS tables.
 
 Uses the normal AWS credential chain; point it at a deployment with --keys-table/--memories-table
 (the stack Outputs) or the MNEMO_* environment variables.
@@ -9,8 +10,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from mnemo.errors import MnemoError
+
+if TYPE_CHECKING:
+    from mnemo.bootstrap import Container
+
+
+def _limit(value: str) -> int | str:
+    if value == "unlimited":
+        return value
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number or 'unlimited', not {value!r}")
+    return int(value)
+
+
+def _tenants(services: Container, args: argparse.Namespace) -> None:
+    from mnemo.domain.tenancy import Counter, TenantStatus
+
+    if getattr(args, "action", "show") == "set":
+        given = {c: getattr(args, c.value) for c in Counter if getattr(args, c.value) is not None}
+        limits = {c: (None if v == "unlimited" else int(v)) for c, v in given.items()}
+        services.meter.configure(args.tenant, limits, TenantStatus(args.status) if args.status else None)
+    print(json.dumps(services.meter.usage(args.tenant).model_dump(mode="json"), indent=2))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     revoke = keys.add_parser("revoke", help="revoke a key by its prefix")
     revoke.add_argument("--tenant", required=True)
     revoke.add_argument("prefix")
+
+    tenants = commands.add_parser("tenants", help="manage tenants' plans").add_subparsers(dest="action", required=True)
+    configure = tenants.add_parser("set", help="set monthly limits and status; an omitted limit is unchanged")
+    configure.add_argument("--tenant", required=True)
+    for counter in ("writes", "retrievals", "intents"):
+        configure.add_argument(f"--{counter}", type=_limit, help="a monthly limit (a whole number) or 'unlimited'")
+    configure.add_argument("--status", choices=["active", "past_due", "suspended"])
+    show = tenants.add_parser("show", help="a tenant's plan and this month's usage")
+    show.add_argument("--tenant", required=True)
+    usage = commands.add_parser("usage", help="a tenant's usage this month")
+    usage.add_argument("--tenant", required=True)
 
     status = commands.add_parser("status", help="enrichment status of a tenant")
     status.add_argument("--tenant", required=True)
@@ -70,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "keys" and args.action == "revoke":
             record = services.keys.revoke(args.tenant, args.prefix)
             print(f"revoked {record.prefix} ({record.name})")
+        elif args.command in ("tenants", "usage"):
+            _tenants(services, args)
         elif args.command == "status":
             print(json.dumps(services.status.for_tenant(args.tenant, operator=True).model_dump(), indent=2))
         elif args.command == "redrive":

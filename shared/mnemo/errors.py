@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 
 class MnemoError(Exception):
@@ -51,15 +52,39 @@ class ForbiddenError(MnemoError):
 
 
 class QuotaExceededError(MnemoError):
-    """A monthly cap (writes, intents, retrievals) is reached. Reserved: quotas come with a later issue."""
+    """A monthly cap (writes, intents, retrievals) is reached; `resets_at` is when the month ends and
+    `retry_after` the whole seconds until then, by the service's clock."""
 
     code = "quota_exceeded"
 
+    def __init__(self, message: str, resets_at: datetime | None = None, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.resets_at = resets_at
+        self.retry_after = retry_after
+
+
+class WriteLimitError(QuotaExceededError):
+    """The monthly write cap is reached (a profile may word it its own way)."""
+
+
+class RetrievalLimitError(QuotaExceededError):
+    """The monthly retrieval cap is reached."""
+
+
+class IntentLimitError(QuotaExceededError):
+    """The monthly intent-annotation cap is reached."""
+
 
 class PaymentRequiredError(MnemoError):
-    """The subscription is past due. Reserved: billing comes with a later issue."""
+    """The tenant's subscription is past due (`mnemo.cli tenants set --status past_due`)."""
 
     code = "payment_required"
+
+
+class TenantSuspendedError(MnemoError):
+    """The tenant is suspended by its operator."""
+
+    code = "tenant_suspended"
 
 
 class UnsupportedEditError(MnemoError):

@@ -15,6 +15,7 @@ from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 from mnemo.domain.namespace import Namespace, NamespaceFilter
 from mnemo.domain.scoring import Candidate
+from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
 
 
 class ApiKeyRecord(BaseModel):
@@ -27,6 +28,9 @@ class ApiKeyRecord(BaseModel):
     scopes: list[str]
     created_at: datetime
     revoked_at: datetime | None = None
+    user_id: str | None = None  # bound: the key reads and writes this user's memories only
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None  # written at most once a minute per key (KeyService.TOUCH_EVERY)
 
 
 class EnrichmentTask(BaseModel):
@@ -142,6 +146,24 @@ class KeyStore(Protocol):
     def list(self, tenant: str) -> list[ApiKeyRecord]: ...
 
     def revoke(self, tenant: str, prefix: str, at: datetime) -> ApiKeyRecord | None: ...
+
+    def touch(self, key_hash: str, at: datetime, before: datetime) -> None:
+        """Set `last_used_at = at` unless a use at or after `before` is already recorded (a conditional
+        write: many warm instances still record a key's use at most once a minute)."""
+
+
+class TenantStore(Protocol):
+    """Tenant records and their monthly counters (docs/tenancy.md)."""
+
+    def get(self, tenant: str, month: str) -> tuple[Tenant, dict[Counter, int]]:
+        """The tenant's plan (defaults when never configured) and `month`'s counters, in one read."""
+
+    def configure(self, tenant: str, limits: dict[Counter, int | None], status: TenantStatus | None) -> Tenant:
+        """Set the given limits (None: unlimited) and status; what is not given stays as it is."""
+
+    def charge(self, tenant: str, month: str, counters: Sequence[Counter]) -> Counter | TenantStatus | None:
+        """Add one to each counter in one atomic conditional write, unless one would pass its limit or
+        the tenant is not active: then nothing changes and the answer is why (the counter, or the status)."""
 
 
 class EnrichmentQueue(Protocol):

@@ -66,6 +66,19 @@ class DynamoDbKeyStore:
         )
         return record.model_copy(update={"revoked_at": at})
 
+    def touch(self, key_hash: str, at: datetime, before: datetime) -> None:
+        try:
+            self._db.update_item(
+                TableName=self._table, Key=serialize({"key_hash": key_hash}), UpdateExpression="SET last_used_at = :at",
+                ConditionExpression="attribute_exists(key_hash) AND (attribute_not_exists(last_used_at) OR last_used_at < :b)",
+                ExpressionAttributeValues=serialize({":at": ts(at), ":b": ts(before)}),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise DependencyError("key store unavailable") from exc
+        except BotoCoreError as exc:
+            raise DependencyError("key store unavailable") from exc
+
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:
             return getattr(self._db, operation)(**kwargs)

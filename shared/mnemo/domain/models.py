@@ -54,9 +54,18 @@ class Principal(BaseModel):
     key_prefix: str
     name: str = ""
     permissions: frozenset[Permission] = frozenset()
+    user_id: str | None = None  # a user-bound key: it reads and writes this user's memories only
 
     def allows(self, permission: Permission) -> bool:
         return Permission.ADMIN in self.permissions or permission in self.permissions
+
+    def confine(self, user_id: str | None) -> str | None:
+        """The user a request acts for: a bound key's own user whatever it asked for; else what it asked."""
+        return self.user_id if self.user_id is not None else user_id
+
+    def sees(self, user_id: str) -> bool:
+        """Whether an item of `user_id` is visible to this key (a bound key sees its own user's only)."""
+        return self.user_id is None or self.user_id == user_id
 
 
 class Enrichment(BaseModel):

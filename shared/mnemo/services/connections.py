@@ -16,6 +16,7 @@ from mnemo.domain.models import Principal
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import NotFoundError
 from mnemo.ports import FactStore
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 MAX_DEPTH = 3
@@ -38,14 +39,17 @@ class Connection(BaseModel):
 
 
 class ConnectionService:
-    def __init__(self, facts: FactStore) -> None:
+    def __init__(self, facts: FactStore, *, meter: Meter | None = None) -> None:
         self._facts = facts
+        self._meter = meter or Meter()
 
     def neighbourhood(self, principal: Principal, namespace: Namespace, entity_name: str, *, entity_type: str | None,
                       predicate: str | None, limit: int) -> Neighbourhood:
         """The entity `entity_name` names and its active facts, optionally only one predicate and
         only edges whose other end has `entity_type`."""
         authorize(principal, Operation.READ_FACTS)
+        self._meter.charge(principal, Operation.READ_FACTS)
+        namespace = _confined(principal, namespace)
         entity = self._entity(namespace, entity_name)
         wanted = canonical_predicate(predicate) if predicate else None
         facts = []
@@ -63,6 +67,8 @@ class ConnectionService:
         """Breadth first from `start`, at most `max_depth` hops: every entity reached with the
         shortest path to it, or, given `target`, only the path to the target (empty if none)."""
         authorize(principal, Operation.READ_FACTS)
+        self._meter.charge(principal, Operation.READ_FACTS)
+        namespace = _confined(principal, namespace)
         origin = self._entity(namespace, start)
         goal = self._entity(namespace, target).id if target else None
         paths: dict[str, list[str]] = {origin.id: []}  # entity id -> fact uuids walked to reach it
@@ -89,3 +95,9 @@ class ConnectionService:
         if entity is None:
             raise NotFoundError(f"entity {name!r} not found")
         return entity
+
+
+def _confined(principal: Principal, namespace: Namespace) -> Namespace:
+    """A user-bound key reads its own user's graph, whatever namespace the surface asked for."""
+    user_id = principal.confine(namespace.user_id) or namespace.user_id
+    return namespace if user_id == namespace.user_id else namespace.model_copy(update={"user_id": user_id})

@@ -38,7 +38,7 @@ class ErasureService:
         authorize(principal, Operation.ERASE)
         started = self._clock()
         memory = self._store.get(principal.tenant, memory_id)
-        if memory is None:
+        if memory is None or not principal.sees(memory.user_id):
             raise NotFoundError(f"memory {memory_id} not found")
         counts = self.erase(memory)
         return ErasureReceipt(kind="memory", memory_ids=[memory_id], counts=counts, started_at=started,

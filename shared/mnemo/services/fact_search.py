@@ -20,6 +20,7 @@ from mnemo.domain.scoring import clamp01, saturate
 from mnemo.domain.timeline import valid_at_moment
 from mnemo.errors import MnemoError
 from mnemo.ports import Embedder, FactHit, FactIndex, FactStore
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 logger = logging.getLogger(__name__)
@@ -49,14 +50,18 @@ class ScoredFact(BaseModel):
 
 
 class FactSearchService:
-    def __init__(self, facts: FactStore, index: Callable[[], FactIndex], embedder: Callable[[], Embedder] | None = None) -> None:
+    def __init__(self, facts: FactStore, index: Callable[[], FactIndex], embedder: Callable[[], Embedder] | None = None,
+                 *, meter: Meter | None = None) -> None:
         self._facts = facts
+        self._meter = meter or Meter()
         self._index = index
         self._embedder = embedder
 
     def search(self, principal: Principal, query: FactSearchQuery) -> list[ScoredFact]:
         authorize(principal, Operation.READ_FACTS)
-        ns = Namespace(tenant=principal.tenant, user_id=query.user_id, group_id=query.group_id)
+        self._meter.charge(principal, Operation.READ_FACTS)
+        ns = Namespace(tenant=principal.tenant, user_id=principal.confine(query.user_id) or query.user_id,
+                       group_id=query.group_id)
         statuses = (FactStatus.ACTIVE,) if query.as_of is None else (FactStatus.ACTIVE, FactStatus.INVALIDATED)
         hits = {h.fact_uuid: h for h in self._index().search(ns, query.query, self._vector(query.query), max(50, 5 * query.limit))}
         proximity = self._proximity(ns, query.query, list(hits.values()), statuses)

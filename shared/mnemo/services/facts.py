@@ -19,6 +19,7 @@ from mnemo.domain.namespace import Namespace
 from mnemo.errors import NotFoundError
 from mnemo.ports import FactStore, IntentAnnotator
 from mnemo.services.fact_upkeep import FactUpkeep
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 
@@ -36,8 +37,10 @@ class FactService:
         annotator: IntentAnnotator | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        meter: Meter | None = None,
     ) -> None:
         self._facts = facts
+        self._meter = meter or Meter()
         self._upkeep = upkeep
         self._annotator = annotator
         self._clock = clock
@@ -50,31 +53,40 @@ class FactService:
     def record_triple(self, principal: Principal, command: RecordFactCommand, *, extract_intent: bool = False) -> Recorded:
         """Store the triple (predicate through the synonym table), retire what it replaces, index it."""
         authorize(principal, Operation.RECORD_FACT)
+        wants_intent = extract_intent and command.intent_meta is None and self._annotator is not None
+        # One counted write; an annotation also counts an intent. Past the intents limit the edge is
+        # still stored, without intent_meta, and the limit is reported once it is (docs/tenancy.md).
+        annotate = self._meter.charge(principal, Operation.RECORD_FACT, intent=wants_intent)
         namespace = _namespace(principal, command)
         now = self._clock()
         nodes = self._facts.resolve(namespace, [EntityMention(name=command.subject), EntityMention(name=command.object)], now)
         predicate = self._upkeep.predicates.normalize(command.predicate) if self._upkeep else command.predicate
         sentence = fact_sentence(nodes[command.subject].name, command.predicate, nodes[command.object].name)
         intent = command.intent_meta
-        if extract_intent and intent is None and self._annotator is not None:
+        if annotate and self._annotator is not None:
             intent = self._annotator.annotate(sentence, predicate)
         fact = recorded_fact(
             self._new_id(), namespace, nodes[command.subject], predicate, nodes[command.object],
             valid_at=command.valid_at, at=now, intent_meta=intent,
         ).model_copy(update={"fact": sentence})
         stored = self._facts.record(fact, actor=principal.key_prefix)
-        if self._upkeep is None:
-            return Recorded(stored, [])
-        self._upkeep.index([stored])
-        retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
-        edge = self._facts.get(principal.tenant, stored.uuid) or stored
-        return Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
+        recorded = Recorded(stored, [])
+        if self._upkeep is not None:
+            self._upkeep.index([stored])
+            retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
+            edge = self._facts.get(principal.tenant, stored.uuid) or stored
+            recorded = Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
+        if wants_intent and not annotate:
+            refused = self._meter.intent_refused()
+            refused.message = f"{refused.message}; edge {stored.uuid} was stored without intent_meta"
+            raise refused
+        return recorded
 
     def retract(self, principal: Principal, fact_uuid: str, reason: str | None = None) -> Fact:
         """Soft delete (admin keys): the fact leaves every active read; its audit row says who, when
         and why; a fact it had retired comes back unless another one retires it."""
         authorize(principal, Operation.RETRACT_FACT)
-        self.get(principal, fact_uuid)
+        self._fact(principal, fact_uuid)
         now = self._clock()
         retracted = self._facts.retract(principal.tenant, fact_uuid, actor=principal.key_prefix, reason=reason, at=now)
         if self._upkeep is not None:
@@ -86,7 +98,7 @@ class FactService:
     ) -> Fact:
         """Stop believing a fact that was true until `invalid_at` (default: now)."""
         authorize(principal, Operation.INVALIDATE_FACT)
-        self.get(principal, fact_uuid)
+        self._fact(principal, fact_uuid)
         now = self._clock()
         return self._facts.invalidate(principal.tenant, fact_uuid, actor=principal.key_prefix, at=now,
                                       invalid_at=invalid_at or now, invalidated_by=invalidated_by)
@@ -94,8 +106,13 @@ class FactService:
     # -- reads ---------------------------------------------------------------------------
     def get(self, principal: Principal, fact_uuid: str) -> Fact:
         authorize(principal, Operation.READ_FACTS)
+        self._meter.charge(principal, Operation.READ_FACTS)
+        return self._fact(principal, fact_uuid)
+
+    def _fact(self, principal: Principal, fact_uuid: str) -> Fact:
+        """The caller's tenant's fact, for an operation whose permission was already checked."""
         fact = self._facts.get(principal.tenant, fact_uuid)
-        if fact is None:
+        if fact is None or not principal.sees(fact.namespace.user_id):
             raise NotFoundError(f"fact {fact_uuid} not found")
         return fact
 
@@ -109,6 +126,7 @@ class FactService:
     ) -> list[Fact]:
         """The facts of one namespace whose subject or object is the entity `name` resolves to."""
         authorize(principal, Operation.READ_FACTS)
+        self._meter.charge(principal, Operation.READ_FACTS)
         namespace = _namespace(principal, scope or FactScope())
         entity = self._facts.find_entity(namespace, name)
         if entity is None:
@@ -119,6 +137,7 @@ class FactService:
                limit: int = 100) -> tuple[Entity, list[Fact]]:
         """A node of one namespace and its active edges."""
         authorize(principal, Operation.READ_FACTS)
+        self._meter.charge(principal, Operation.READ_FACTS)
         namespace = _namespace(principal, scope or FactScope())
         found = self._facts.entities(namespace, [entity_id])
         if not found:
@@ -128,4 +147,5 @@ class FactService:
 
 def _namespace(principal: Principal, scope: FactScope) -> Namespace:
     """The tenant comes from the key, never from arguments."""
-    return Namespace(tenant=principal.tenant, user_id=scope.user_id, group_id=scope.group_id)
+    return Namespace(tenant=principal.tenant, user_id=principal.confine(scope.user_id) or scope.user_id,
+                     group_id=scope.group_id)

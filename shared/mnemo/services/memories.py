@@ -49,6 +49,7 @@ from mnemo.ports import (
     SearchQuery,
 )
 from mnemo.services import idempotency
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize, status_change
 
 logger = logging.getLogger(__name__)
@@ -80,8 +81,10 @@ class MemoryService:
         interpreter: Callable[[], EditInterpreter] | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        meter: Meter | None = None,
     ) -> None:
         self._store = store
+        self._meter = meter or Meter()  # counts writes and retrievals against the tenant's month
         self._queue = queue
         # Factories: only searches pay for building the index client and loading the model.
         self._index = index
@@ -101,11 +104,12 @@ class MemoryService:
         duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
+        self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
         memory = Memory(
             id=memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
             tenant=principal.tenant,
-            user_id=command.user_id,
+            user_id=principal.confine(command.user_id) or command.user_id,
             agent_id=command.agent_id or command.author or principal.key_prefix,
             group_id=command.group_id,
             author=command.author_kind,
@@ -138,12 +142,13 @@ class MemoryService:
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
         authorize(principal, Operation.READ)
+        self._meter.charge(principal, Operation.READ)
         return self._load(principal, memory_id)
 
     def _load(self, principal: Principal, memory_id: str) -> Memory:
         """The caller's tenant's memory, for an operation whose permission was already checked."""
         memory = self._store.get(principal.tenant, memory_id)
-        if memory is None:
+        if memory is None or not principal.sees(memory.user_id):  # another user's, to a bound key: not there
             raise NotFoundError(f"thought {memory_id} not found")
         return memory
 
@@ -162,11 +167,13 @@ class MemoryService:
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:
         """The namespace a read covers: the key's tenant, then the levels the command pins."""
         return NamespaceFilter(
-            tenant=principal.tenant, user_id=command.user_id, agent_id=command.agent_id, group_id=command.group_id
+            tenant=principal.tenant, user_id=principal.confine(command.user_id), agent_id=command.agent_id,
+            group_id=command.group_id,
         )
 
     def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
         authorize(principal, Operation.BROWSE)
+        self._meter.charge(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
                 scope=self.scope(principal, command),
@@ -183,6 +190,7 @@ class MemoryService:
         what the caller is trying to do (Thrindex `task_context`), blended into the query."""
         authorize(principal, Operation.SEARCH)
         assert command.query is not None
+        self._meter.charge(principal, Operation.SEARCH)
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
         probe = self._probe(scope, command, context)
@@ -240,6 +248,7 @@ class MemoryService:
         whole or not at all; a keyed request already applied is not applied twice."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
+        self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
         return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
 

@@ -38,6 +38,7 @@ class Operation(StrEnum):
     FIND_DUPLICATES = "find duplicate memories"
     EXPORT = "export a user's memories"
     READ_CACHE = "read or evict the r3 cache"
+    MANAGE_KEYS = "create, list or revoke the tenant's API keys"
 
 
 REQUIRED: dict[Operation, Permission] = {
@@ -61,6 +62,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.FIND_DUPLICATES: Permission.READ,
     Operation.EXPORT: Permission.READ,
     Operation.READ_CACHE: Permission.READ,
+    Operation.MANAGE_KEYS: Permission.ADMIN,
 }
 
 

@@ -27,6 +27,7 @@ from mnemo.errors import (
     NotFoundError,
     PaymentRequiredError,
     QuotaExceededError,
+    TenantSuspendedError,
     UnsupportedEditError,
     ValidationFailed,
 )
@@ -36,6 +37,7 @@ HTTP_STATUS: dict[type[MnemoError], int] = {
     UnsupportedEditError: 400,
     AuthenticationError: 401,
     ForbiddenError: 403,
+    TenantSuspendedError: 403,
     NotFoundError: 404,
     ConflictError: 409,
     PaymentRequiredError: 402,
@@ -65,6 +67,7 @@ class Problem:
     status: int
     code: str
     message: str
+    retry_after: int | None = None  # seconds; a quota's is the time left until its month ends
 
     def envelope(self) -> dict[str, dict[str, str]]:
         """The documented REST (and MCP transport) error body."""
@@ -75,7 +78,10 @@ RETRY_AFTER_SECONDS = 1  # a 503 is a dependency's hiccup (throttling, a restart
 
 
 def headers_for(error: Problem) -> dict[str, str]:
-    """Headers a status implies: `Retry-After` on every 503, so clients back off instead of giving up."""
+    """Headers a status implies: `Retry-After` on every 503, so clients back off instead of giving up,
+    and on a quota refusal, the seconds until the month ends and the counters start again."""
+    if error.retry_after is not None:
+        return {"retry-after": str(error.retry_after)}
     return {"retry-after": str(RETRY_AFTER_SECONDS)} if error.status == 503 else {}
 
 
@@ -110,6 +116,8 @@ def problem(
     "argument" for MCP tools). `names` renames a field the way the surface calls it, for errors
     raised by a domain command whose field names differ (`{"raw": "content"}`).
     """
+    if isinstance(exc, QuotaExceededError) and exc.retry_after is not None:
+        return Problem(status_for(exc), exc.code, exc.message, retry_after=exc.retry_after)
     if isinstance(exc, MnemoError):
         return Problem(status_for(exc), exc.code, exc.message)
     errors = _validation_errors(exc)

@@ -19,7 +19,13 @@ from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.scoring import RELEVANCE_FLOOR
-from mnemo.errors import DependencyError, NotFoundError
+from mnemo.errors import (
+    DependencyError,
+    NotFoundError,
+    PaymentRequiredError,
+    QuotaExceededError,
+    TenantSuspendedError,
+)
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import Thought, cursor_params, thought_view
 
@@ -33,6 +39,9 @@ INSTRUCTIONS = (
 )
 WORDING = Wording(
     errors={
+        QuotaExceededError: "quota_exceeded: {message}",
+        PaymentRequiredError: "payment_required: {message}",
+        TenantSuspendedError: "tenant_suspended: {message}",
         NotFoundError: "thought {thought_id} not found",
         DependencyError: "{message}; the request was not completed, retry shortly",
     },

@@ -20,7 +20,14 @@ from pydantic import Field
 
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.fact_commands import RecordFactCommand
-from mnemo.errors import DependencyError, ForbiddenError, NotFoundError, PaymentRequiredError, QuotaExceededError
+from mnemo.errors import (
+    DependencyError,
+    ForbiddenError,
+    NotFoundError,
+    PaymentRequiredError,
+    QuotaExceededError,
+    TenantSuspendedError,
+)
 from mnemo.services.fact_search import FactSearchQuery
 from mnemo.surfaces.fact_views import EpisodeResult, FactResult, RetractResult, SearchResult, edge, episode
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
@@ -40,6 +47,7 @@ WORDING = Wording(
         ForbiddenError: "missing_scope: {message}",
         QuotaExceededError: "quota_exceeded: {message}",
         PaymentRequiredError: "payment_required: {message}",
+        TenantSuspendedError: "tenant_suspended: {message}",
         NotFoundError: "not_found: edge {edge_uuid} not found",
         DependencyError: "dependency_error: {message}; nothing was changed, retry shortly",
     },

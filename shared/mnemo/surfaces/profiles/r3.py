@@ -31,7 +31,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.models import NamespaceId, Permission, Status
 from mnemo.domain.namespace import Namespace
-from mnemo.errors import DependencyError, ForbiddenError, NotFoundError, ValidationFailed
+from mnemo.errors import (
+    DependencyError,
+    ForbiddenError,
+    NotFoundError,
+    PaymentRequiredError,
+    QuotaExceededError,
+    TenantSuspendedError,
+    ValidationFailed,
+)
 from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
 from mnemo.services.connections import MAX_DEPTH
 from mnemo.services.imports import items_of
@@ -50,6 +58,9 @@ INSTRUCTIONS = (
 WORDING = Wording(
     names={"raw": "content", "raw_text": "content"},
     errors={
+        QuotaExceededError: "quota_exceeded: {message}",
+        PaymentRequiredError: "payment_required: {message}",
+        TenantSuspendedError: "tenant_suspended: {message}",
         NotFoundError: "{message}",
         ForbiddenError: "{message}",
         DependencyError: "{message}; nothing was changed, retry shortly",

@@ -23,7 +23,15 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from mnemo.domain.commands import CaptureCommand, RetrieveCommand
 from mnemo.domain.models import Status
-from mnemo.errors import DependencyError, ForbiddenError, NotFoundError
+from mnemo.errors import (
+    DependencyError,
+    ForbiddenError,
+    NotFoundError,
+    PaymentRequiredError,
+    RetrievalLimitError,
+    TenantSuspendedError,
+    WriteLimitError,
+)
 from mnemo.services.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles import thrindex_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
@@ -42,6 +50,10 @@ WORDING = Wording(
     errors={
         NotFoundError: "Memory not found: {id}",
         ForbiddenError: "{message}",
+        WriteLimitError: "Monthly write limit reached.",
+        RetrievalLimitError: "Monthly search limit reached.",
+        PaymentRequiredError: "payment_required: {message}",
+        TenantSuspendedError: "tenant_suspended: {message}",
         DependencyError: "{message}; the request was not completed, retry shortly",
     },
 )

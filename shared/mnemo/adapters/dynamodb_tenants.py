@@ -1,0 +1,115 @@
+"""`TenantStore` on the keys table: one item per tenant holds its plan and its monthly counters.
+
+The item's key is `tenant#<name>` in the `key_hash` attribute (a SHA-256 hex digest never starts
+that way) and it carries no `prefix`, so the table's sparse `by_tenant` index never lists it. A
+month's counters are attributes of the same item (`writes@2026-12`), so one conditional UpdateItem
+both checks the plan (status, limits) and counts: docs/tenancy.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from mnemo.adapters.dynamodb_codec import deserialize, serialize
+from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
+from mnemo.errors import DependencyError
+
+KEY_PREFIX = "tenant#"
+
+
+def counter_attribute(counter: Counter, month: str) -> str:
+    return f"{counter.value}@{month}"
+
+
+def limit_attribute(counter: Counter) -> str:
+    return f"limit_{counter.value}"
+
+
+class DynamoDbTenantStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._db = client
+        self._table = table_name
+
+    def _key(self, tenant: str) -> dict[str, Any]:
+        return serialize({"key_hash": f"{KEY_PREFIX}{tenant}"})
+
+    def get(self, tenant: str, month: str) -> tuple[Tenant, dict[Counter, int]]:
+        item = self._call("get_item", TableName=self._table, Key=self._key(tenant), ConsistentRead=True).get("Item")
+        data = deserialize(item) if item else {}
+        used = {c: int(data.get(counter_attribute(c, month), 0)) for c in Counter}
+        return _tenant(tenant, data), used
+
+    def configure(self, tenant: str, limits: dict[Counter, int | None], status: TenantStatus | None) -> Tenant:
+        names: dict[str, str] = {"#t": "tenant"}
+        values: dict[str, Any] = {":t": tenant}
+        sets, removes = ["#t = :t"], []
+        for i, (counter, limit) in enumerate(limits.items()):
+            names[f"#l{i}"] = limit_attribute(counter)
+            if limit is None:
+                removes.append(f"#l{i}")
+            else:
+                values[f":l{i}"] = limit
+                sets.append(f"#l{i} = :l{i}")
+        if status is not None:
+            names["#s"], values[":s"] = "status", status.value
+            sets.append("#s = :s")
+        expression = "SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else "")
+        response = self._call(
+            "update_item", TableName=self._table, Key=self._key(tenant), UpdateExpression=expression,
+            ExpressionAttributeNames=names, ExpressionAttributeValues=serialize(values), ReturnValues="ALL_NEW",
+        )
+        return _tenant(tenant, deserialize(response["Attributes"]))
+
+    def charge(self, tenant: str, month: str, counters: Sequence[Counter]) -> Counter | TenantStatus | None:
+        # One write: ADD each counter, on condition that the tenant is active (or never configured)
+        # and every counter is below its limit (or has none). A counter that does not exist yet is
+        # 0, so it passes only a limit above 0. DynamoDB serialises writes to one item: under any
+        # concurrency, no counter passes its limit.
+        names: dict[str, str] = {"#s": "status"}
+        values: dict[str, Any] = {":one": 1, ":zero": 0, ":active": TenantStatus.ACTIVE.value}
+        adds, conditions = [], ["(attribute_not_exists(#s) OR #s = :active)"]
+        for i, counter in enumerate(counters):
+            names[f"#c{i}"], names[f"#l{i}"] = counter_attribute(counter, month), limit_attribute(counter)
+            adds.append(f"#c{i} :one")
+            conditions.append(f"(attribute_not_exists(#l{i}) OR (attribute_exists(#c{i}) AND #c{i} < #l{i})"
+                              f" OR (attribute_not_exists(#c{i}) AND #l{i} > :zero))")
+        try:
+            self._db.update_item(
+                TableName=self._table, Key=self._key(tenant), UpdateExpression="ADD " + ", ".join(adds),
+                ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
+                ExpressionAttributeValues=serialize(values), ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise DependencyError("tenant store unavailable") from exc
+            old: dict[str, Any] = exc.response.get("Item") or {}  # type: ignore[assignment]
+            return _refusal(deserialize(old), month, counters)
+        except BotoCoreError as exc:
+            raise DependencyError("tenant store unavailable") from exc
+        return None
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return getattr(self._db, operation)(**kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError("tenant store unavailable") from exc
+
+
+def _tenant(tenant: str, data: dict[str, Any]) -> Tenant:
+    limits = {c: (int(data[limit_attribute(c)]) if limit_attribute(c) in data else None) for c in Counter}
+    return Tenant(tenant=tenant, limits=limits, status=TenantStatus(data.get("status", TenantStatus.ACTIVE.value)))
+
+
+def _refusal(old: dict[str, Any], month: str, counters: Sequence[Counter]) -> Counter | TenantStatus:
+    """Why the conditional write failed, from the item as it was (no second read)."""
+    status = TenantStatus(old.get("status", TenantStatus.ACTIVE.value))
+    if status != TenantStatus.ACTIVE:
+        return status
+    for counter in counters:
+        limit = old.get(limit_attribute(counter))
+        if limit is not None and int(old.get(counter_attribute(counter, month), 0)) >= int(limit):
+            return counter
+    return counters[0]  # unreachable unless the item changed shape underneath; refuse rather than guess "ok"

@@ -1,0 +1,115 @@
+"""Which operations count against a tenant's month, and the one place that counts them.
+
+The table sits next to the permission table (services/permissions.py) and is applied the same way:
+each service entry calls `Meter.charge` right after `authorize`, before any work, so a refused
+request stores nothing and enqueues nothing. Counting costs one DynamoDB write per metered request
+(an atomic conditional UpdateItem on the tenant's item, which also checks its status and limits);
+a refusal costs nothing more (the failed write returns the item as it was). docs/tenancy.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import datetime
+
+from mnemo.domain.models import Principal, utcnow
+from mnemo.domain.tenancy import Counter, Tenant, TenantStatus, Usage, month_end, month_of
+from mnemo.errors import (
+    IntentLimitError,
+    PaymentRequiredError,
+    QuotaExceededError,
+    RetrievalLimitError,
+    TenantSuspendedError,
+    ValidationFailed,
+    WriteLimitError,
+)
+from mnemo.ports import TenantStore
+from mnemo.services.permissions import Operation
+
+__all__ = ["METERED", "Meter"]
+
+# Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts.
+# Retrievals: get, browse/list, search, fact and entity reads. Intents: counted per annotated edge
+# (`Meter.charge(..., intent=True)`). Archive, erasure, status and key admin are never counted.
+METERED: dict[Operation, Counter] = {
+    Operation.CAPTURE: Counter.WRITES,
+    Operation.EDIT: Counter.WRITES,
+    Operation.RECORD_FACT: Counter.WRITES,
+    Operation.READ: Counter.RETRIEVALS,
+    Operation.BROWSE: Counter.RETRIEVALS,
+    Operation.SEARCH: Counter.RETRIEVALS,
+    Operation.READ_FACTS: Counter.RETRIEVALS,
+}
+_LIMIT_ERRORS: dict[Counter, type[QuotaExceededError]] = {
+    Counter.WRITES: WriteLimitError, Counter.RETRIEVALS: RetrievalLimitError, Counter.INTENTS: IntentLimitError,
+}
+_WORDS = {Counter.WRITES: "write", Counter.RETRIEVALS: "retrieval", Counter.INTENTS: "intents"}
+
+
+class Meter:
+    """Counts metered operations against the caller's tenant; without a store (tests that build a
+    service by hand) nothing is counted or refused."""
+
+    def __init__(self, store: TenantStore | None = None, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self._store = store
+        self._clock = clock
+
+    def charge(self, principal: Principal, operation: Operation, *, intent: bool = False) -> bool:
+        """Count `operation` (and an intent annotation when `intent`) or raise why not. Returns whether
+        the intent was counted: an intent refused for its own limit alone still counts the write and
+        answers False (the caller stores its result without the annotation, then reports the limit)."""
+        counter = METERED.get(operation)
+        if self._store is None or counter is None:
+            return intent
+        counters = [counter, Counter.INTENTS] if intent else [counter]
+        now = self._clock()
+        refused = self._store.charge(principal.tenant, month_of(now), counters)
+        if refused == Counter.INTENTS:
+            self._raise_unless_counted(principal.tenant, counter, now)
+            return False
+        if refused is not None:
+            raise _error(refused, now)
+        return intent
+
+    def intent_refused(self) -> QuotaExceededError:
+        """The error to report after storing a result without its intent annotation."""
+        now = self._clock()
+        return _limit(Counter.INTENTS, now)
+
+    def _raise_unless_counted(self, tenant: str, counter: Counter, now: datetime) -> None:
+        assert self._store is not None
+        refused = self._store.charge(tenant, month_of(now), [counter])
+        if refused is not None:
+            raise _error(refused, now)
+
+    def usage(self, tenant: str) -> Usage:
+        now = self._clock()
+        plan, used = self._store.get(tenant, month_of(now)) if self._store else (Tenant(tenant=tenant), {})
+        return Usage(tenant=tenant, month=month_of(now), used={c: used.get(c, 0) for c in Counter},
+                     limits=plan.limits, status=plan.status, resets_at=month_end(now))
+
+    def configure(self, tenant: str, limits: dict[Counter, int | None], status: TenantStatus | None) -> Tenant:
+        """The operator's change of a plan (CLI only): limits ≥ 0 (None lifts one), a known status."""
+        if not tenant.strip():
+            raise ValidationFailed("tenant: must not be empty")
+        for counter, limit in limits.items():
+            if limit is not None and limit < 0:
+                raise ValidationFailed(f"{counter.value}: must be at least 0, or 'unlimited'")
+        if self._store is None:
+            raise ValidationFailed("tenant: no tenant store is configured")
+        return self._store.configure(tenant, limits, status)
+
+
+def _error(refused: Counter | TenantStatus, now: datetime) -> Exception:
+    if refused == TenantStatus.PAST_DUE:
+        return PaymentRequiredError("subscription past due")
+    if refused == TenantStatus.SUSPENDED:
+        return TenantSuspendedError("this tenant is suspended; its operator can reactivate it")
+    return _limit(Counter(refused), now)
+
+
+def _limit(counter: Counter, now: datetime) -> QuotaExceededError:
+    resets_at = month_end(now)
+    wait = max(1, math.ceil((resets_at - now).total_seconds()))
+    return _LIMIT_ERRORS[counter](f"monthly {_WORDS[counter]} limit reached", resets_at, wait)
