@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
+    from mnemo.services.graph_traversal import GraphTraversal
     from mnemo.services.imports import ImportService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -236,7 +237,13 @@ class Container:
     def connections(self) -> ConnectionService:
         from mnemo.services.connections import ConnectionService
 
-        return ConnectionService(self.fact_store)
+        return ConnectionService(self.fact_store, self.traversal)
+
+    @cached_property
+    def traversal(self) -> GraphTraversal:
+        from mnemo.services.graph_traversal import GraphTraversal
+
+        return GraphTraversal(self.fact_store)
 
     @cached_property
     def extractor(self):  # noqa: ANN201 - an Extractor

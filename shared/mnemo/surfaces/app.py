@@ -84,9 +84,11 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         from mnemo.surfaces.rest import router
         from mnemo.surfaces.rest_erasure import router as erasure_router
         from mnemo.surfaces.rest_facts import router as facts_router
+        from mnemo.surfaces.rest_graph import router as graph_router
 
         api.include_router(router)
         api.include_router(facts_router)
+        api.include_router(graph_router)
         api.include_router(erasure_router)
         document_errors(api)
         app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
