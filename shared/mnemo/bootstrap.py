@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         GraphStore,
         MemoryStore,
         SearchIndex,
+        UsageCounter,
     )
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
@@ -172,7 +173,13 @@ class Container:
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
         return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
-                          annotator=HeuristicIntentAnnotator())
+                          annotator=HeuristicIntentAnnotator(), usage=self.usage)
+
+    @cached_property
+    def usage(self) -> UsageCounter:
+        from mnemo.adapters.dynamodb_usage import DynamoDbUsageCounter
+
+        return DynamoDbUsageCounter(self._dynamodb, self.settings.memories_table)
 
     def fact_index(self) -> FactIndex:
         with self._lock:

@@ -66,6 +66,7 @@ class FactService:
         if self._upkeep is None:
             return Recorded(stored, [])
         self._upkeep.index([stored])
+        self._upkeep.count_intents([stored], now)
         retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
         edge = self._facts.get(principal.tenant, stored.uuid) or stored
         return Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
