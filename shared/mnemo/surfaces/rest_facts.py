@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
@@ -11,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mnemo.domain.commands import CaptureCommand, check_text
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
+from mnemo.domain.timestamps import IsoTimestamp
 from mnemo.services.fact_search import FactSearchQuery
 from mnemo.surfaces.fact_views import (
     EdgeHistory,
@@ -37,7 +37,7 @@ class AddEpisode(BaseModel):
     content: str = Field(description="The prose to ingest; non-empty, at most 8 KB.")
     group_id: NamespaceId = "default"
     extract_intent: bool = False
-    captured_at: datetime | None = Field(default=None, description="When it was said; the event time of its facts.")
+    captured_at: IsoTimestamp | None = Field(default=None, description="When it was said; the event time of its facts.")
 
     @field_validator("content")
     @classmethod
@@ -54,7 +54,7 @@ class RecordFact(BaseModel):
     object: str
     group_id: NamespaceId = "default"
     extract_intent: bool = False
-    valid_at: datetime | None = Field(default=None, description="When it became true in the world; default now.")
+    valid_at: IsoTimestamp | None = Field(default=None, description="When it became true in the world; default now.")
 
 
 class SearchFacts(BaseModel):
@@ -64,7 +64,7 @@ class SearchFacts(BaseModel):
     query: str = Field(min_length=1, max_length=2000)
     group_id: NamespaceId = "default"
     limit: int = Field(default=10, ge=1, le=100)
-    as_of: datetime | None = Field(default=None, description="Event time: the facts true then (valid_at <= as_of < "
+    as_of: IsoTimestamp | None = Field(default=None, description="Event time: the facts true then (valid_at <= as_of < "
                                    "invalid_at), including ones invalidated since; retracted facts never.")
 
 
