@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         GraphStore,
         MemoryStore,
         SearchIndex,
+        UsageCounter,
     )
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
+    from mnemo.services.graph_traversal import GraphTraversal
     from mnemo.services.imports import ImportService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -87,7 +89,7 @@ class Container:
         """The r3 hot set of this warm instance (services/search_cache.py)."""
         from mnemo.services.search_cache import SearchCache
 
-        return SearchCache(self.store)
+        return SearchCache(self.store, meter=self.meter)
 
     @cached_property
     def _watched_store(self) -> MemoryStore:
@@ -197,7 +199,13 @@ class Container:
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
         return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
-                          annotator=HeuristicIntentAnnotator())
+                          annotator=HeuristicIntentAnnotator(), usage=self.usage)
+
+    @cached_property
+    def usage(self) -> UsageCounter:
+        from mnemo.adapters.dynamodb_usage import DynamoDbUsageCounter
+
+        return DynamoDbUsageCounter(self._dynamodb, self.settings.memories_table)
 
     def fact_index(self) -> FactIndex:
         with self._lock:
@@ -268,7 +276,13 @@ class Container:
     def connections(self) -> ConnectionService:
         from mnemo.services.connections import ConnectionService
 
-        return ConnectionService(self.fact_store, meter=self.meter)
+        return ConnectionService(self.fact_store, self.traversal)
+
+    @cached_property
+    def traversal(self) -> GraphTraversal:
+        from mnemo.services.graph_traversal import GraphTraversal
+
+        return GraphTraversal(self.fact_store, meter=self.meter)
 
     @cached_property
     def extractor(self):  # noqa: ANN201 - an Extractor

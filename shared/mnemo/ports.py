@@ -372,6 +372,17 @@ class IntentAnnotator(Protocol):
         """`{"label", "confidence", "evidence"}` for a fact sentence, or None when no intent is found."""
 
 
+class UsageCounter(Protocol):
+    """Metered usage per tenant and month (the `intents` credits): atomic counters in which each
+    unit (an annotated edge's uuid) is charged at most once, whatever replays the call."""
+
+    def charge(self, tenant: str, meter: str, month: str, units: Sequence[str]) -> int:
+        """Count each unit not charged before into `meter` for `month` (`YYYY-MM`); returns how many were new."""
+
+    def used(self, tenant: str, meter: str, month: str) -> int:
+        """The count so far (0 if nothing was charged)."""
+
+
 
 class ErasureMarks(Protocol):
     """Tombstones of erased memories: written before an erasure deletes anything, so work already

@@ -113,3 +113,25 @@ def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:  # noqa:
     assert not r3.get("isError")
     everything = tool(http, "/mcp/r3", "get_all_memories", {"user_id": "bob"}, ana)
     assert "ana plays cello" in str(everything) and "bob likes jazz" not in str(everything)
+
+
+def test_the_r3_cache_never_serves_one_users_answer_to_another(http) -> None:  # noqa: ANN001
+    # Given ana's bound key and bob's memory, when ana's key searches r3 "for bob" (confined to ana)
+    # and then the admin key asks the same question for bob, the admin gets bob's memory: the
+    # cached entry is ana's, under ana's user, never under the user_id ana's key passed.
+    from mnemo.local.poller import QueuePoller
+    from mnemo.local.server import load_function
+
+    ana = new_key(http, user_id="ana")["secret"]
+    http.post("/v1/memories", json={"content": "bob's violin lessons", "user_id": "bob", "as_user": True}, headers=auth())
+    from mnemo import bootstrap
+
+    container = bootstrap.container()
+    poller = QueuePoller(container._sqs, container.settings.queue_url, load_function("worker").handler, wait_seconds=0)
+    while poller.poll_once():
+        pass
+    as_ana = tool(http, "/mcp/r3", "search_memory", {"query": "violin lessons", "user_id": "bob"}, ana)
+    assert "bob's violin" not in str(as_ana)
+    as_admin = tool(http, "/mcp/r3", "search_memory", {"query": "violin lessons", "user_id": "bob"},
+                    "mn_testlocal_0123456789abcdefghijklmnop")
+    assert "bob's violin" in str(as_admin)  # positive control, and no cross-user cache hit

@@ -105,3 +105,14 @@ def test_openapi_documents_the_facts_routes(http) -> None:  # noqa: ANN001
     paths = http.get("/openapi.json").json()["paths"]
     for route in ("/v1/episodes", "/v1/facts", "/v1/search", "/v1/retract", "/v1/facts/{fact_uuid}", "/v1/entities/{entity_uuid}"):
         assert route in paths, route
+
+
+def test_event_times_are_iso_strings_never_unix_numbers(http) -> None:  # noqa: ANN001
+    # pydantic alone would read -15 or "20210304" as Unix times; the facts routes refuse them, naming the field
+    for body, route in (({"query": "x", "as_of": -15}, "/v1/search"),
+                        ({"subject": "A", "predicate": "knows", "object": "B", "valid_at": "20210304"}, "/v1/facts"),
+                        ({"content": "A knows B.", "captured_at": 1700000000}, "/v1/episodes")):
+        refused = http.post(route, json=body, headers=auth())
+        field = next(k for k in body if k in ("as_of", "valid_at", "captured_at"))
+        assert refused.status_code == 400 and field in refused.json()["error"]["message"], refused.text
+    assert http.post("/v1/search", json={"query": "x", "as_of": "2025-03-01"}, headers=auth()).status_code == 200  # control

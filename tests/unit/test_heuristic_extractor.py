@@ -60,6 +60,26 @@ CASES: list[tuple[str, str, list[tuple[str, str]], list[tuple[str, str, str]]]] 
      [("Jordan", "person")], [("Jordan", "has", "two cats and a golden retriever")]),
     ("Łukasz met Zoë in Kraków yesterday.", "event",
      [("Łukasz", "person"), ("Zoë", "person"), ("Kraków", "place")], []),
+    # ordinary sentences (issue 10): a name that opens a sentence, organisations and places from their verbs,
+    # and the triples of simple statements
+    ("Alice Johnson from Acme Corp met Bob Smith in Berlin last week.", "event",
+     [("Alice Johnson", "person"), ("Acme Corp", "organization"), ("Bob Smith", "person"), ("Berlin", "place"),
+      ("last week", "date")], [("Alice Johnson", "met", "Bob Smith")]),
+    ("Alice works at Acme.", "person", [("Alice", "person"), ("Acme", "organization")], [("Alice", "works at", "Acme")]),
+    ("Bob moved to Lisbon in May.", "fact", [("Bob", "person"), ("Lisbon", "place")], [("Bob", "moved to", "Lisbon")]),
+    ("Greg relocated to Madrid.", "fact", [("Greg", "person"), ("Madrid", "place")], [("Greg", "moved to", "Madrid")]),
+    ("Carol joined Globex in 2023.", "event", [("Carol", "person"), ("Globex", "organization"), ("2023", "date")],
+     [("Carol", "joined", "Globex")]),
+    ("Maria started at Initech last month.", "event", [("Maria", "person"), ("Initech", "organization")],
+     [("Maria", "started at", "Initech")]),
+    ("Erin is married to Frank.", "fact", [("Erin", "person"), ("Frank", "person")], [("Erin", "is married to", "Frank")]),
+    ("Priya Patel and Tom Lee visited Kyoto.", "event",
+     [("Priya Patel", "person"), ("Tom Lee", "person"), ("Kyoto", "place")],
+     [("Priya Patel", "visited", "Kyoto"), ("Tom Lee", "visited", "Kyoto")]),
+    ("Alice knows Bob.", "fact", [("Alice", "person"), ("Bob", "person")], [("Alice", "knows", "Bob")]),
+    ("Ahmed was born in Cairo.", "person", [("Ahmed", "person"), ("Cairo", "place")], [("Ahmed", "was born in", "Cairo")]),
+    ("Lena is the CEO of Umbrella Corp.", "fact", [("Lena", "person"), ("Umbrella Corp", "organization")], []),
+    ("Hannah Weber, our new designer, starts on Monday.", "event", [("Hannah Weber", "person"), ("Monday", "date")], []),
     ("hmm, not sure about that", "note", [], []),
     ("Did anyone see the game?", "note", [], []),
 ]
@@ -168,3 +188,10 @@ def test_importance_orders_sensibly() -> None:
 def test_odd_speaker_never_raises() -> None:
     out = X.extract("I live in Berlin.", speaker="\ud800" + "x" * 500)
     assert out.facts and len(out.facts[0].subject) <= 200
+
+
+def test_a_relation_needs_a_named_object() -> None:
+    # "met with the team" is no relation between named things; "met Melanie" is (positive control)
+    assert X.extract("Caroline: I met with the team yesterday.").facts == []
+    assert [(f.subject, f.predicate, f.object) for f in X.extract("Caroline: I met Melanie at the park.").facts] == [
+        ("Caroline", "met", "Melanie")]

@@ -4,8 +4,8 @@ It turns one memory's text into an `Extraction` (category, entities, S-P-O facts
 regular expressions and short word lists only. It needs nothing beyond stdlib and pydantic, makes no
 network calls, and always returns the same output for the same input. The rules are in docs/extraction.md.
 
-Limits: it handles English only and relies on capitalisation. Lowercase names, all-caps text and names
-that open a sentence without a verb after them are missed. It has no gazetteer, so person, place and
+Limits: it handles English only and relies on capitalisation. Lowercase names, all-caps text and a
+one-word name that opens a sentence with no verb, "from" or "and <Name>" after it are missed. It has no gazetteer, so person, place and
 organisation are guessed from local cues (a preposition, a suffix, a following verb): "I love Paris"
 yields a *person*. It resolves no coreference ("she" and "it" are never subjects) and ignores sarcasm.
 Facts are single-clause surface patterns. Use MNEMO_EXTRACTOR=bedrock for quality.
@@ -56,6 +56,7 @@ _ORG_TAIL_RE = re.compile(r"(?: (?i:inc|ltd|llc|plc|corp|gmbh)\b)?")
 _NAME_HEAD_RE = re.compile(r"[A-Z][\w'’&.-]*(?: (?:of |de |the )?[A-Z][\w'’&.-]*)*")
 _PREV_WORDS_RE = re.compile(r"[\w'’]+")
 _NEXT_WORD_RE = re.compile(r"\s*([\w'’]+)")
+_NAME_AFTER_CUE_RE = re.compile(r" (?!(?:I|The|A|An|My|Our|Your|His|Her|Their)\b)[A-Z][a-z]")
 _SPEAKER_RE = re.compile(r"^([^\W\d_][\w'’-]*(?: [^\W\d_][\w'’-]*){0,2}):\s")
 
 _HONORIFICS = _words("mr mrs ms miss dr prof sir dame")
@@ -71,7 +72,12 @@ _WORK = _words("work works worked working job intern interning employed")
 _VERBS = _words("is was are were has had have works worked lives lived said says told asked went goes moved likes "
                 "loves prefers hates wants wanted thinks thought met called started joined got gets visited will "
                 "would can could did does made makes gave took bought sent wrote loved liked graduated became founded "
-                "runs")
+                "runs knows know relocated moves joins visits meets married marries starts left leaves studied owns "
+                "leads manages teaches taught")
+_OPENER_CUES = _words("from and with")  # "Alice Johnson from Acme ...", "Priya and Tom ..."
+_JOIN = _words("joined join joins joining")
+_ORG_ROLES = _words("ceo cto cfo coo founder cofounder co-founder president director head chair member employee")
+_VISIT = _words("visited visit visits visiting")
 _STOP = _words("i i'm i've i'll i'd the a an this that these those my our your his her their its we you he she they "
                "it me us them what when where why how who which if but and or so also then there here yes no not hi "
                "hey hello thanks thank ok okay oh well just please maybe perhaps sure great good nice wow lol yeah "
@@ -150,10 +156,22 @@ _FACT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_rx(r"^(?P<s>.+?) (?:works|work|worked|is working|was working) (?P<p>at|for|as) (?P<o>.+)$"), "works {p}"),
     (_rx(r"^(?P<s>.+?) (?:lives|live|lived|is living) in (?P<o>.+)$"), "lives in"),
     (_rx(r"^(?P<s>.+?) (?:moved|moves|is moving|relocated) to (?P<o>.+)$"), "moved to"),
+    (_rx(r"^(?P<s>.+?) (?:is|was|got) married to (?P<o>.+)$"), "is married to"),
+    (_rx(r"^(?P<s>.+?) (?:joined|joins|has joined) (?P<o>.+)$"), "joined"),
+    (_rx(r"^(?P<s>.+?) (?:started|starts|has started) (?:working |a job )?at (?P<o>.+)$"), "started at"),
+    (_rx(r"^(?P<s>.+?) (?:was|were) born in (?P<o>.+)$"), "was born in"),
+    (_rx(r"^(?P<s>.+?) (?P<p>knows|know|met|meets|visited|visits) (?P<o>.+)$"), "{p}"),
     (_rx(rf"^(?P<s>.+?) {_NEG}(?:really |also )?(?P<p>(?:like|love|prefer|hate|enjoy|dislike)s?) (?P<o>.+)$"), "{p}"),
     (_rx(r"^(?P<s>.+?) (?:has|have|had) (?!to\b|been\b|got\b|gotten\b|never\b|not\b)(?P<o>.+)$"), "has"),
     (_rx(r"^(?P<s>.+?) (?P<p>is|are|was|were) (?!not\b|going\b)(?P<o>.+)$"), "{p}"),
 )
+
+_HEADED = frozenset({"works {p}", "lives in", "moved to", "was born in"})  # the object is cut to the name it opens with
+# The object must be a name ("Alice met Bob", not "Alice met with the team"); the subject loses a "from ..." tail.
+_NAMED = frozenset({"is married to", "joined", "started at", "{p}"})
+_SUBJECT_TAIL_RE = re.compile(r" from [A-Z].*$")
+_PAIR_RE = re.compile(r"^[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)? and [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)?$")
+_RELATIONAL_P = _words("knows know met meets visited visits")
 
 # importance = 0.3 + category weight + 0.1 dated/deadline + 0.15 emphasis + 0.05 has facts + min(0.1, words/300)
 _CATEGORY_WEIGHT = {"task": 0.2, "decision": 0.2, "preference": 0.15, "person": 0.1, "event": 0.1,
@@ -208,9 +226,10 @@ def _classify(text: str, start: int, end: int, words: list[str], possessive: boo
     if prev and prev[-1] == "the":
         prev.pop()
     p1, p2 = (prev[-1] if prev else ""), (prev[-2] if len(prev) > 1 else "")
-    if p1 in ("at", "for", "by") and p2 in _WORK | {"hired", "employed"}:
+    if (p1 in ("at", "for", "by") and p2 in _WORK | {"hired", "employed", "started", "starts", "interned"}) or p1 in _JOIN or (
+            p1 == "of" and p2 in _ORG_ROLES):
         return "organization"
-    if p1 in _PLACE_PREPS or (p1 == "to" and p2 in _MOTION):
+    if p1 in _PLACE_PREPS or p1 in _VISIT or (p1 == "to" and p2 in _MOTION):
         return "place"
     before = text[max(0, start - 20):start].rstrip(" \"'“‘(")[-1:]
     if possessive or (before and before not in ".!?:;…"):
@@ -218,6 +237,10 @@ def _classify(text: str, start: int, end: int, words: list[str], possessive: boo
     nxt = _NEXT_WORD_RE.match(text, end)
     if text.startswith(":", end) or (nxt and _key(nxt.group(1)) in _VERBS):
         return "person"  # "Caroline: ..." chat turn, or "Caroline went ..."
+    if nxt and _key(nxt.group(1)) in _OPENER_CUES and (len(words) > 1 or _NAME_AFTER_CUE_RE.match(text, nxt.end())):
+        return "person"  # a name opening a sentence: "Alice Johnson from Acme ...", "Priya and Tom went ..."
+    if len(words) > 1 and text.startswith(",", end):
+        return "person"  # "Alice Johnson, our new CTO, ..."
     return None
 
 
@@ -309,20 +332,26 @@ def _facts(text: str, speaker: str) -> list[Fact]:
                 if not m:
                     continue
                 groups = m.groupdict()
-                subject = _subject(groups["s"], speaker) if groups.get("s") is not None else speaker
-                obj = " ".join(m.group("o").strip(" \"'“”").split()[:8])[:300]
-                head = _NAME_HEAD_RE.match(obj) if predicate in ("works {p}", "lives in", "moved to") else None
-                obj = head.group() if head else obj  # "Acme Corp as a data engineer" -> "Acme Corp"
                 pred = (groups.get("p") or "").casefold()
+                named = predicate in _NAMED and (predicate != "{p}" or pred in _RELATIONAL_P)
+                raw_subject = _SUBJECT_TAIL_RE.sub("", groups["s"]) if named and groups.get("s") else groups.get("s")
+                subject = _subject(raw_subject, speaker) if raw_subject is not None else speaker
+                obj = " ".join(m.group("o").strip(" \"'“”").split()[:8])[:300]
+                head = _NAME_HEAD_RE.match(obj) if predicate in _HEADED or named else None
+                if named and (head is None or _key(head.group()) in _STOP):
+                    continue  # "met with the team": not a relation between named things
+                obj = head.group() if head else obj  # "Acme Corp as a data engineer" -> "Acme Corp"
                 if pred.rstrip("s") in ("like", "love", "prefer", "hate", "enjoy", "dislike"):
                     pred = f"does not {pred.rstrip('s')}" if groups.get("neg") else pred.rstrip("s") + "s"
                 pred = predicate.format(p=pred)[:100]
                 if not subject or not obj or _key(obj) in _NOT_SUBJECT:
                     continue  # this reading failed; a later pattern may still fit
-                key = (subject.casefold(), pred, obj.casefold())
-                if key not in seen and len(out) < MAX_FACTS:
-                    seen.add(key)
-                    out.append(Fact(subject=subject[:200], predicate=pred, object=obj))
+                # "Priya and Tom visited Kyoto": one fact per named subject
+                for one in subject.split(" and ") if named and _PAIR_RE.match(subject) else [subject]:
+                    key = (one.casefold(), pred, obj.casefold())
+                    if key not in seen and len(out) < MAX_FACTS:
+                        seen.add(key)
+                        out.append(Fact(subject=one[:200], predicate=pred, object=obj))
                 break  # first pattern that yields a fact wins
     return out
 

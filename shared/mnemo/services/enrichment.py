@@ -209,6 +209,7 @@ class EnrichmentService:
         if self._upkeep is not None:
             self._upkeep.reconcile(self._upkeep.groups([*before, *after]), actor="enrichment", at=now)
             self._upkeep.index(after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
+            self._upkeep.count_intents(after, now)  # once per edge: a replay charges nothing
 
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;

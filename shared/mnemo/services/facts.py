@@ -73,6 +73,7 @@ class FactService:
         recorded = Recorded(stored, [])
         if self._upkeep is not None:
             self._upkeep.index([stored])
+            self._upkeep.count_intents([stored], now)
             retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
             edge = self._facts.get(principal.tenant, stored.uuid) or stored
             recorded = Recorded(edge, [f for f in retired if f.uuid != stored.uuid])

@@ -40,6 +40,7 @@ METERED: dict[Operation, Counter] = {
     Operation.BROWSE: Counter.RETRIEVALS,
     Operation.SEARCH: Counter.RETRIEVALS,
     Operation.READ_FACTS: Counter.RETRIEVALS,
+    Operation.TRAVERSE_FACTS: Counter.RETRIEVALS,
 }
 _LIMIT_ERRORS: dict[Counter, type[QuotaExceededError]] = {
     Counter.WRITES: WriteLimitError, Counter.RETRIEVALS: RetrievalLimitError, Counter.INTENTS: IntentLimitError,

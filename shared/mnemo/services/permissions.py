@@ -31,6 +31,7 @@ class Operation(StrEnum):
     INVALIDATE_FACT = "invalidate a fact"
     RETRACT_FACT = "retract a fact"
     READ_FACTS = "search or read facts and entities"
+    TRAVERSE_FACTS = "walk the fact graph (neighbours, paths, connections)"
     ERASE = "permanently erase a memory"
     ERASE_USER = "permanently erase every memory of a user"
     READ_JOB = "read an erasure job"
@@ -55,6 +56,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.INVALIDATE_FACT: Permission.WRITE,
     Operation.RETRACT_FACT: Permission.ADMIN,
     Operation.READ_FACTS: Permission.READ,
+    Operation.TRAVERSE_FACTS: Permission.READ,
     Operation.ERASE: Permission.DELETE,
     Operation.ERASE_USER: Permission.ADMIN,
     Operation.READ_JOB: Permission.ADMIN,

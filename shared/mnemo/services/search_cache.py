@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from mnemo.domain.models import Activity, EnrichmentState, Memory, Page, Principal, Status
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.ports import BrowseQuery, MemoryStore
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 __all__ = ["CacheStats", "OptimizeReport", "SearchCache", "WatchedStore"]
@@ -81,6 +82,7 @@ class SearchCache:
     ttl_seconds: float = TTL_SECONDS
     max_entries: int = MAX_ENTRIES
     clock: Callable[[], float] = time.monotonic
+    meter: Meter = field(default_factory=Meter)
     _entries: OrderedDict[tuple[str, str, str], _Entry] = field(default_factory=OrderedDict)
     _counters: dict[str, _Counters] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -88,12 +90,15 @@ class SearchCache:
     def through[T](self, principal: Principal, operation: Operation, user_id: str, key: str,
                    compute: Callable[[], T], memories_of: Callable[[T], list[Memory]]) -> tuple[T, bool]:
         """`compute()`'s answer for this user and key, from the cache when a still-valid entry holds
-        it; returns (answer, served_from_cache). Authorizes first: a hit is a read like any other."""
+        it; returns (answer, served_from_cache). Authorizes first: a hit is a read like any other, so it
+        is metered like one, and a user-bound key's entry is its own user's whatever it asked for."""
         authorize(principal, operation)
+        user_id = principal.confine(user_id) or user_id
         tenant, slot = principal.tenant, (principal.tenant, user_id, key)
         with self._lock:
             entry = self._entries.get(slot)
         if entry is not None and self._still_valid(entry):
+            self.meter.charge(principal, operation)
             with self._lock:
                 if slot in self._entries:
                     self._entries.move_to_end(slot)

@@ -84,12 +84,14 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         from mnemo.surfaces.rest import router
         from mnemo.surfaces.rest_erasure import router as erasure_router
         from mnemo.surfaces.rest_facts import router as facts_router
+        from mnemo.surfaces.rest_graph import router as graph_router
         from mnemo.surfaces.rest_keys import router as keys_router
         from mnemo.surfaces.rest_portability import router as portability_router
         from mnemo.surfaces.rest_usage import router as usage_router
 
         api.include_router(router)
         api.include_router(facts_router)
+        api.include_router(graph_router)
         api.include_router(erasure_router)
         api.include_router(portability_router)
         api.include_router(usage_router)
