@@ -22,6 +22,7 @@ from mnemo.ports import (
     EnrichmentTask,
     Extractor,
     FactStore,
+    GraphChange,
     GraphStore,
     IndexDocument,
     MemoryStore,
@@ -70,6 +71,51 @@ def date_words(moment: datetime) -> str:
     return f"{moment.day} {moment:%B %Y %A}"
 
 
+@dataclass
+class _Derived:
+    """What one task's derived writes produced, for the enriched state (and the graph's change)."""
+
+    category: str | None
+    entities: list[str]
+    importance: float | None
+    index_ids: list[str]
+    change: GraphChange | None = None
+
+
+@dataclass
+class _Batch:
+    """What the tasks of one SQS batch share while they complete (one per `complete_batch` call, so
+    concurrent batches share nothing): entity postings read, and the batch's own unwritten graph."""
+
+    postings: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    peers: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # entity -> batch memories naming it
+    incoming: dict[str, list[Link]] = field(default_factory=dict)  # memory id -> links earlier tasks made to it
+
+    def planned(self, memory: Memory, entities: list[str], links: list[Link]) -> None:
+        for name in dict.fromkeys(_entity_key(e) for e in entities):
+            self.peers.setdefault((memory.tenant, memory.user_id, name), []).append(memory.id)
+        for link in links:
+            self.incoming.setdefault(link.other_id, []).append(
+                Link(memory_id=link.other_id, other_id=memory.id, weight=link.weight, reason=link.reason))
+
+    def with_incoming(self, memory: Memory, links: list[Link]) -> list[Link]:
+        """`links` plus those earlier tasks of the batch made to `memory` (not yet written, so the
+        graph's read could not see them)."""
+        mine = {link.other_id for link in links}
+        return links + [link for link in self.incoming.get(memory.id, []) if link.other_id not in mine]
+
+
+def _entity_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def _by_tenant(items: Sequence[Prepared]) -> dict[str, list[Prepared]]:
+    groups: dict[str, list[Prepared]] = {}
+    for item in items:
+        groups.setdefault(item.task.tenant, []).append(item)
+    return groups
+
+
 class EnrichmentService:
     def __init__(
         self,
@@ -95,11 +141,28 @@ class EnrichmentService:
         self._clock = clock
 
     def prepare(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
-        """Load, extract and embed a whole batch; one embedding call for all live memories."""
+        """Load (one consistent BatchGetItem per tenant), check tombstones (one more), extract and
+        embed a whole batch; one embedding call for all live memories."""
         prepared = [Prepared(task=t) for t in tasks]
-        for item in prepared:
+        for tenant, items in _by_tenant(prepared).items():
             try:
-                item.memory = self._store.get(item.task.tenant, item.task.memory_id)
+                ids = [p.task.memory_id for p in items]
+                found = {m.id: m for m in self._store.get_many(tenant, ids, consistent=True)}
+                erased = self._erasure.erased_among(tenant, ids) if self._erasure is not None else set()
+            except Exception as exc:  # noqa: BLE001 - the batch read failing fails its tasks
+                for item in items:
+                    item.error = exc
+                continue
+            for item in items:
+                item.memory = found.get(item.task.memory_id)
+                if item.task.memory_id in erased:
+                    item.skip_reason = "memory erased"
+        for item in prepared:
+            if item.error is not None or item.skip_reason is not None:
+                continue
+            try:
+                if item.memory is None:  # missing, or unreadable: the single read says which (and raises)
+                    item.memory = self._store.get(item.task.tenant, item.task.memory_id)
                 if item.memory is None:
                     item.skip_reason = "memory no longer exists"
                 elif item.memory.version != item.task.version:
@@ -127,58 +190,97 @@ class EnrichmentService:
         return prepared
 
     def complete(self, item: Prepared) -> None:
-        """Graph, index and the enriched state; raises (so the message is retried) on any failure.
-
-        An erasure can land while this runs: its tombstone is checked before the derived writes (skip)
-        and after them, also when they fail (undo: whatever this enrichment wrote is deleted again),
-        so nothing derived outlives the erasure; the final conditional save then fails harmlessly."""
+        """`complete_batch` of one; raises the task's error."""
+        self.complete_batch([item])
         if item.error is not None:
             raise item.error
-        if item.skip_reason is not None:
-            logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
-            return
-        memory = item.memory
-        assert memory is not None
-        if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
-            logger.info("enrichment skipped", extra={"memory_id": memory.id, "reason": "memory erased"})
-            return
-        mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
-        try:
-            category, entities, importance, index_ids = self._write_derived(item, memory)
-        except Exception:
-            self._undo_if_erased(memory, mentioned, [])
-            raise
-        if self._undo_if_erased(memory, entities, index_ids):
-            return
-        self._mark_enriched(memory, category, entities, importance, index_ids)
 
-    def _write_derived(self, item: Prepared, memory: Memory) -> tuple[str | None, list[str], float | None, list[str]]:
-        """The derived writes (facts, graph, index); returns what `_mark_enriched` records."""
+    def complete_batch(self, items: Sequence[Prepared]) -> None:
+        """Facts, graph, index and the enriched state for each prepared task; a failure is kept on its
+        task (`error`, re-raised by the worker so SQS retries that message alone).
+
+        The graph's writes of the whole batch go out together after every task has planned its own
+        (shared BatchWriteItem calls); entity postings are read once per entity and batch. An erasure
+        can land while this runs: tombstones were checked in `prepare` (skip), and are checked again
+        for the batch after the derived writes, also when they fail (undo: whatever this enrichment
+        wrote is deleted again), so nothing derived outlives the erasure."""
+        batch = _Batch()
+        planned: list[tuple[Prepared, Memory, _Derived]] = []
+        for item in items:
+            if item.error is not None:
+                continue
+            if item.skip_reason is not None:
+                logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
+                continue
+            memory = item.memory
+            assert memory is not None
+            try:
+                planned.append((item, memory, self._write_derived(item, memory, batch)))
+            except Exception as exc:  # noqa: BLE001 - kept per task
+                item.error = exc
+                mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
+                self._undo_failed(item, memory, mentioned)
+        changes = [derived.change for _, _, derived in planned if derived.change is not None]
+        if changes:
+            try:
+                self._graph.apply(changes)
+            except Exception as exc:  # noqa: BLE001 - the shared write failing fails the tasks in it
+                for item, memory, derived in [p for p in planned if p[2].change is not None]:
+                    item.error = exc
+                    self._undo_failed(item, memory, derived.entities, derived.index_ids)
+                planned = [p for p in planned if p[2].change is None]
+        for tenant, group in _by_tenant([item for item, _, _ in planned]).items():
+            try:
+                erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
+            except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
+                for item in group:
+                    item.error = exc
+                continue
+            for item, memory, derived in (p for p in planned if p[0].task.tenant == tenant):
+                if item.error is not None:
+                    continue
+                if memory.id in erased:
+                    self._purge(memory, derived.entities, derived.index_ids)
+                    continue
+                try:
+                    self._mark_enriched(memory, derived)
+                except Exception as exc:  # noqa: BLE001 - kept per task
+                    item.error = exc
+
+    def _write_derived(self, item: Prepared, memory: Memory, batch: _Batch) -> _Derived:
+        """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
             self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
-            return memory.category, memory.entities, memory.importance, []
+            return _Derived(memory.category, memory.entities, memory.importance, [])
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
-        links = self._links(memory, entities, vector, previous)
+        links = self._links(memory, entities, vector, previous, batch)
         self._replace_facts(memory, self._derive_facts(memory, extraction), item.fact_vectors)
-        all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
+        change = self._graph.plan(memory, entities, links)
+        all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
-        return extraction.category, entities, extraction.importance, index_ids.get(memory.id, [])
+        batch.planned(memory, entities, links)
+        return _Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change)
 
-    def _undo_if_erased(self, memory: Memory, entities: list[str], index_ids: list[str]) -> bool:
-        """If the memory was erased while this enrichment wrote, delete what it wrote (the erasure's
-        own purge, over the entities this enrichment named too). Returns whether it was erased."""
-        if self._erasure is None or not self._erasure.erased(memory.tenant, memory.id):
-            return False
+    def _undo_failed(self, item: Prepared, memory: Memory, entities: list[str], index_ids: list[str] | None = None) -> None:
+        try:
+            if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
+                self._purge(memory, entities, index_ids or [])
+        except Exception:  # noqa: BLE001 - the task's own error is what SQS must see
+            logger.exception("could not check the erasure of a failed enrichment", extra={"memory_id": memory.id})
+
+    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str]) -> None:
+        """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
+        purge, over the entities this enrichment named too)."""
+        assert self._erasure is not None
         named = list(dict.fromkeys([*memory.entities, *entities]))
         self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids)
         logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
-        return True
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
         """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
@@ -245,7 +347,8 @@ class EnrichmentService:
         same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
         return previous if close and same_moment else None
 
-    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None) -> list[Link]:
+    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None,
+               batch: _Batch) -> list[Link]:
         weights: dict[str, tuple[float, str]] = {}
 
         def offer(other: str, weight: float, reason: str) -> None:
@@ -256,20 +359,30 @@ class EnrichmentService:
             if hit.score >= SEMANTIC_LINK_MIN_COSINE:
                 offer(hit.memory_id, hit.score, "semantic")
         if entities:
-            for other in self._graph.entity_neighbours(memory.tenant, memory.user_id, entities, ENTITY_LINKS + 1):
+            for other in self._entity_neighbours(memory, entities, batch):
                 offer(other, ENTITY_LINK_WEIGHT, "entity")
         if previous is not None:
             offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
-    def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None,
-                       index_ids: list[str]) -> None:
+    def _entity_neighbours(self, memory: Memory, entities: list[str], batch: _Batch) -> list[str]:
+        """Memories naming any of `entities`: each entity's postings read once per batch, plus the
+        batch's earlier memories naming it (their postings are written with the batch's graph writes)."""
+        found: list[str] = []
+        for name in list(dict.fromkeys(_entity_key(e) for e in entities))[:10]:
+            key = (memory.tenant, memory.user_id, name)
+            if key not in batch.postings:
+                batch.postings[key] = self._graph.entity_neighbours(memory.tenant, memory.user_id, [name], ENTITY_LINKS + 1)
+            found += batch.postings[key] + batch.peers.get(key, [])
+        return list(dict.fromkeys(found))
+
+    def _mark_enriched(self, memory: Memory, derived: _Derived) -> None:
         enriched = memory.model_copy(
             update={
-                "index_ids": index_ids,
-                "category": category,
-                "entities": entities,
-                "importance": importance,
+                "index_ids": derived.index_ids,
+                "category": derived.category,
+                "entities": derived.entities,
+                "importance": derived.importance,
                 "enrichment": Enrichment(
                     state=EnrichmentState.ENRICHED, attempts=memory.enrichment.attempts + 1,
                     model_id=self._embedder.model_id,

@@ -1,7 +1,8 @@
 """SQS → enrichment: Powertools BatchProcessor with partial batch failures.
 
-The batch-wide steps (load, extract, one embedding call) run first; then each record completes or
-fails on its own, so one bad record never fails its neighbours. A record failing on its last
+The batch-wide steps (load, extract, one embedding call; then facts, graph and index, with the
+graph's writes shared across the batch) run first and keep each task's failure on that task; then
+each record succeeds or fails on its own, so one bad record never fails its neighbours. A record failing on its last
 allowed receive marks its memory `failed` with the reason before SQS moves it to the DLQ.
 """
 
@@ -62,6 +63,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
         except ValidationError:
             logger.error("unparseable enrichment message", extra={"message_id": record.get("messageId")})
     prepared: dict[str, Prepared] = dict(zip(tasks, enrichment.prepare(list(tasks.values())), strict=True))
+    enrichment.complete_batch(list(prepared.values()))  # failures stay on their task, raised below
     max_receives = services.settings.max_receive_count
 
     def record_handler(record: SQSRecord) -> None:
@@ -71,7 +73,8 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
         if item is None:
             raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
         try:
-            enrichment.complete(item)
+            if item.error is not None:
+                raise item.error
             metrics.add_metric(name="MemoriesEnriched", unit=MetricUnit.Count, value=1)
         except Exception as exc:
             final = int(record.attributes.approximate_receive_count) >= max_receives
