@@ -306,6 +306,8 @@ class EnrichmentService:
         """The memory's derived facts become `facts`; the timelines of what it said before and says
         now are recomputed (a withdrawn fact gives back what it had retired); new facts are indexed."""
         before = self._facts.for_memory(memory.tenant, memory.id) if self._upkeep else []
+        if self._upkeep is not None and not facts and not before:
+            return  # said nothing before, says nothing now: no fact writes (saves two Queries a memory)
         now = self._clock()
         after = self._facts.replace_derived(memory, facts, now)
         if self._upkeep is not None:
