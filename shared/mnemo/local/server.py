@@ -107,7 +107,8 @@ class LocalStack:
         from mnemo.local.poller import QueuePoller
 
         # The worker function's handler, over this stack's container instead of the environment's.
-        self.poller = QueuePoller(answer_in_process(client("sqs")), settings.queue_url, worker_handler(lambda: services))
+        self.poller = QueuePoller(answer_in_process(client("sqs")), settings.queue_url, worker_handler(lambda: services),
+                                  concurrency=settings.local_worker_concurrency)
         self.poller.start()
         from mnemo.local.reconciler import Reconciler
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,19 +40,35 @@ class PoisonMessage(Exception):
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+# Powertools' metric set is process-wide: the local stack runs several batches at once in threads
+# (Lambda runs them in separate processes), so each invocation counts on its own and publishes its
+# counts under this lock.
+_PUBLISHING = threading.Lock()
+
+
 def worker_handler(services: Callable[[], Container]) -> Handler:
     """The Lambda handler over `services` (the function passes its composition root; the local
     stack passes its own container): Powertools context and metrics around `handle_batch`."""
 
-    @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)
+    def publish(counts: Counter[str], context: Any) -> None:
+        for name, value in counts.items():
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+    @logger.inject_lambda_context
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return handle_batch(event, context, services())
+        counts: Counter[str] = Counter()
+        try:
+            return handle_batch(event, context, services(), counts)
+        finally:
+            with _PUBLISHING:
+                publish(counts, context)
 
     return handler
 
 
-def handle_batch(event: dict[str, Any], context: Any, services: Container) -> dict[str, Any]:
+def handle_batch(event: dict[str, Any], context: Any, services: Container, counts: Counter[str] | None = None) -> dict[str, Any]:
+    counts = Counter() if counts is None else counts
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
     steps: dict[str, ErasureStep] = {}  # erasure job hops share the queue (docs/erasure.md)
@@ -75,7 +93,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
         try:
             if item.error is not None:
                 raise item.error
-            metrics.add_metric(name="MemoriesEnriched", unit=MetricUnit.Count, value=1)
+            counts["MemoriesEnriched"] += 1
         except Exception as exc:
             final = int(record.attributes.approximate_receive_count) >= max_receives
             logger.warning(
@@ -83,7 +101,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
                 extra={"memory_id": item.task.memory_id, "final": final, "error": type(exc).__name__},
                 exc_info=not isinstance(exc, MnemoError),  # our own errors carry a clear message already
             )
-            metrics.add_metric(name="EnrichmentFailures", unit=MetricUnit.Count, value=1)
+            counts["EnrichmentFailures"] += 1
             try:
                 enrichment.record_failure(item.task, exc, final=final)
             except Exception:  # noqa: BLE001 - the original error is what SQS must see
