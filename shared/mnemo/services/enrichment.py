@@ -22,12 +22,12 @@ from mnemo.ports import (
     EnrichmentTask,
     Extractor,
     FactStore,
-    GraphChange,
     GraphStore,
     IndexDocument,
     MemoryStore,
     SearchIndex,
 )
+from mnemo.services.enrichment_batch import Batch, Derived, by_tenant, entity_key
 from mnemo.services.erasure import ErasureService
 from mnemo.services.fact_upkeep import FactUpkeep
 
@@ -71,51 +71,6 @@ def date_words(moment: datetime) -> str:
     return f"{moment.day} {moment:%B %Y %A}"
 
 
-@dataclass
-class _Derived:
-    """What one task's derived writes produced, for the enriched state (and the graph's change)."""
-
-    category: str | None
-    entities: list[str]
-    importance: float | None
-    index_ids: list[str]
-    change: GraphChange | None = None
-
-
-@dataclass
-class _Batch:
-    """What the tasks of one SQS batch share while they complete (one per `complete_batch` call, so
-    concurrent batches share nothing): entity postings read, and the batch's own unwritten graph."""
-
-    postings: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
-    peers: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # entity -> batch memories naming it
-    incoming: dict[str, list[Link]] = field(default_factory=dict)  # memory id -> links earlier tasks made to it
-
-    def planned(self, memory: Memory, entities: list[str], links: list[Link]) -> None:
-        for name in dict.fromkeys(_entity_key(e) for e in entities):
-            self.peers.setdefault((memory.tenant, memory.user_id, name), []).append(memory.id)
-        for link in links:
-            self.incoming.setdefault(link.other_id, []).append(
-                Link(memory_id=link.other_id, other_id=memory.id, weight=link.weight, reason=link.reason))
-
-    def with_incoming(self, memory: Memory, links: list[Link]) -> list[Link]:
-        """`links` plus those earlier tasks of the batch made to `memory` (not yet written, so the
-        graph's read could not see them)."""
-        mine = {link.other_id for link in links}
-        return links + [link for link in self.incoming.get(memory.id, []) if link.other_id not in mine]
-
-
-def _entity_key(name: str) -> str:
-    return " ".join(name.casefold().split())
-
-
-def _by_tenant(items: Sequence[Prepared]) -> dict[str, list[Prepared]]:
-    groups: dict[str, list[Prepared]] = {}
-    for item in items:
-        groups.setdefault(item.task.tenant, []).append(item)
-    return groups
-
-
 class EnrichmentService:
     def __init__(
         self,
@@ -144,7 +99,7 @@ class EnrichmentService:
         """Load (one consistent BatchGetItem per tenant), check tombstones (one more), extract and
         embed a whole batch; one embedding call for all live memories."""
         prepared = [Prepared(task=t) for t in tasks]
-        for tenant, items in _by_tenant(prepared).items():
+        for tenant, items in by_tenant(prepared).items():
             try:
                 ids = [p.task.memory_id for p in items]
                 found = {m.id: m for m in self._store.get_many(tenant, ids, consistent=True)}
@@ -204,8 +159,8 @@ class EnrichmentService:
         can land while this runs: tombstones were checked in `prepare` (skip), and are checked again
         for the batch after the derived writes, also when they fail (undo: whatever this enrichment
         wrote is deleted again), so nothing derived outlives the erasure."""
-        batch = _Batch()
-        planned: list[tuple[Prepared, Memory, _Derived]] = []
+        batch = Batch()
+        planned: list[tuple[Prepared, Memory, Derived]] = []
         for item in items:
             if item.error is not None:
                 continue
@@ -229,7 +184,7 @@ class EnrichmentService:
                     item.error = exc
                     self._undo_failed(item, memory, derived.entities, derived.index_ids)
                 planned = [p for p in planned if p[2].change is None]
-        for tenant, group in _by_tenant([item for item, _, _ in planned]).items():
+        for tenant, group in by_tenant([item for item, _, _ in planned]).items():
             try:
                 erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
             except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
@@ -247,13 +202,13 @@ class EnrichmentService:
                 except Exception as exc:  # noqa: BLE001 - kept per task
                     item.error = exc
 
-    def _write_derived(self, item: Prepared, memory: Memory, batch: _Batch) -> _Derived:
+    def _write_derived(self, item: Prepared, memory: Memory, batch: Batch) -> Derived:
         """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
             self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
-            return _Derived(memory.category, memory.entities, memory.importance, [])
+            return Derived(memory.category, memory.entities, memory.importance, [])
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
@@ -265,7 +220,7 @@ class EnrichmentService:
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
         batch.planned(memory, entities, links)
-        return _Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change)
+        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change)
 
     def _undo_failed(self, item: Prepared, memory: Memory, entities: list[str], index_ids: list[str] | None = None) -> None:
         try:
@@ -350,7 +305,7 @@ class EnrichmentService:
         return previous if close and same_moment else None
 
     def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None,
-               batch: _Batch) -> list[Link]:
+               batch: Batch) -> list[Link]:
         weights: dict[str, tuple[float, str]] = {}
 
         def offer(other: str, weight: float, reason: str) -> None:
@@ -367,18 +322,18 @@ class EnrichmentService:
             offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
-    def _entity_neighbours(self, memory: Memory, entities: list[str], batch: _Batch) -> list[str]:
+    def _entity_neighbours(self, memory: Memory, entities: list[str], batch: Batch) -> list[str]:
         """Memories naming any of `entities`: each entity's postings read once per batch, plus the
         batch's earlier memories naming it (their postings are written with the batch's graph writes)."""
         found: list[str] = []
-        for name in list(dict.fromkeys(_entity_key(e) for e in entities))[:10]:
+        for name in list(dict.fromkeys(entity_key(e) for e in entities))[:10]:
             key = (memory.tenant, memory.user_id, name)
             if key not in batch.postings:
                 batch.postings[key] = self._graph.entity_neighbours(memory.tenant, memory.user_id, [name], ENTITY_LINKS + 1)
             found += batch.postings[key] + batch.peers.get(key, [])
         return list(dict.fromkeys(found))
 
-    def _mark_enriched(self, memory: Memory, derived: _Derived) -> None:
+    def _mark_enriched(self, memory: Memory, derived: Derived) -> None:
         enriched = memory.model_copy(
             update={
                 "index_ids": derived.index_ids,
