@@ -7,7 +7,7 @@ tenant size in `--sizes` it captures memories up to that size (poller stopped), 
   AWS calls per enriched memory by operation (botocore `before-call` on the app's clients);
 - edit: `append:` edits of one memory (a conditional put + history in one transaction), ms each.
 
-    PYTHONPATH=shared:. .venv/bin/python bench/local_stack_bench.py [--sizes 300,1000] [--before-sizes 300]
+    PYTHONPATH=shared:. .venv/bin/python bench/local_stack_bench.py [--sizes 300,1000] [--before-sizes 300] [--concurrency 2]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,14 +31,22 @@ sys.path.insert(0, str(REPO / "bench"))
 KEY = "mn_localbench_0123456789abcdefghijklmnop"
 
 
-def drained(services: Any, principal: Any, poller: Any) -> None:
+def drained(services: Any, principal: Any, poller: Any, concurrency: int = 1) -> None:
     """Poll until the queue is empty and nothing is pending (the status check, two calls, runs only
-    when a poll came back empty, so it adds a negligible share to the per-memory call counts)."""
-    while poller.poll_once() or services.status.for_tenant(principal.tenant).pending:
-        pass
+    when a poll came back empty, so it adds a negligible share to the per-memory call counts);
+    `concurrency` threads poll at once, as the stack's poller runs its batches."""
+    def drain() -> None:
+        while poller.poll_once() or services.status.for_tenant(principal.tenant).pending:
+            pass
+
+    threads = [threading.Thread(target=drain) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
-def measure(mode: str, sizes: list[int], edits: int) -> dict[str, Any]:
+def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> dict[str, Any]:
     from enrichment_bench import texts
 
     from mnemo.domain.commands import CaptureCommand, EditCommand
@@ -68,7 +77,7 @@ def measure(mode: str, sizes: list[int], edits: int) -> dict[str, Any]:
         calls.clear()
         poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
         started = time.perf_counter()
-        drained(services, principal, poller)
+        drained(services, principal, poller, concurrency)
         drain = time.perf_counter() - started
         per_op = {op: round(n / batch, 2) for op, n in sorted(calls.items())}
         timings = []
@@ -83,7 +92,7 @@ def measure(mode: str, sizes: list[int], edits: int) -> dict[str, Any]:
         print(f"  [{mode}] {size} memories: {batch / drain:.1f}/s, edit {statistics.median(timings):.1f} ms", flush=True,
               file=sys.stderr)
     stack.stop(forget=True)
-    return {"mode": mode, "rows": rows}
+    return {"mode": mode, "concurrency": concurrency, "rows": rows}
 
 
 def main() -> int:
@@ -91,17 +100,21 @@ def main() -> int:
     parser.add_argument("--sizes", default="300,1000,3000")
     parser.add_argument("--before-sizes", default="300,1000")
     parser.add_argument("--edits", type=int, default=10)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="batches enriched at once in `after` (the stack's default is 2; 1 isolates the per-batch cost)")
     parser.add_argument("--mode", choices=["before", "after"], help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "local_stack.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
                        "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
     if args.mode:
-        print(json.dumps(measure(args.mode, [int(s) for s in args.sizes.split(",")], args.edits)))
+        concurrency = args.concurrency if args.mode == "after" else 1
+        print(json.dumps(measure(args.mode, [int(s) for s in args.sizes.split(",")], args.edits, concurrency)))
         return 0
     results = []
     for mode, sizes in (("before", args.before_sizes), ("after", args.sizes)):
-        out = subprocess.run([sys.executable, __file__, "--mode", mode, "--sizes", sizes, "--edits", str(args.edits)],
+        out = subprocess.run([sys.executable, __file__, "--mode", mode, "--sizes", sizes, "--edits", str(args.edits),
+                              "--concurrency", str(args.concurrency)],
                              check=True, capture_output=True, text=True, env=os.environ).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -110,8 +111,9 @@ class MemoryStore(Protocol):
 
     def get(self, tenant: str, memory_id: str) -> Memory | None: ...
 
-    def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
-        """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`."""
+    def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
+        """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`.
+        `consistent`: strongly consistent (the worker must see the version its task names)."""
 
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
         """Replace the memory if the stored one is still at `expected_version` and at the revision
@@ -231,6 +233,15 @@ class DeadLetters(Protocol):
         before it is sent (so its memory is reset before a worker can pick it up); returns the count."""
 
 
+@dataclass(frozen=True)
+class GraphChange:
+    """A planned `GraphStore.sync`: the memory's links afterwards, and the adapter's own write plan."""
+
+    memory_id: str
+    links: list[Link]
+    writes: object = None
+
+
 class GraphStore(Protocol):
     """Derived links between memories and entity postings, rewritten idempotently per enrichment.
     (Facts are their own aggregate: `FactStore`.)"""
@@ -238,6 +249,13 @@ class GraphStore(Protocol):
     def sync(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> list[Link]:
         """Make the stored entity postings and links of `memory` exactly these (both link ends);
         returns every link of the memory afterwards: these plus the ones other memories made to it."""
+
+    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> GraphChange:
+        """`sync` without its write: reads what the memory owns now, returns the change and the links
+        the memory will have; `apply` writes the changes of several memories together."""
+
+    def apply(self, changes: Sequence[GraphChange]) -> None:
+        """Write planned changes (batched across memories; every key is deterministic: replay-safe)."""
 
     def clear(self, memory: Memory) -> None:
         """Remove every entity posting and link of `memory` (archive)."""
@@ -391,6 +409,9 @@ class ErasureMarks(Protocol):
     def mark(self, tenant: str, memory_id: str, at: datetime) -> None: ...
 
     def erased(self, tenant: str, memory_id: str) -> bool: ...
+
+    def erased_among(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of `memory_ids` have a tombstone: one batch read (the worker checks its whole batch)."""
 
 
 class ErasureJobStore(Protocol):

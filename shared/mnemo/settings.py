@@ -50,3 +50,6 @@ class MnemoSettings(BaseSettings):
 
     api_key: str = Field(default="", description="Local mode only: this exact key is registered at start-up.")
     local_tenant: str = "local"
+    local_worker_concurrency: int = Field(default=2, ge=1, le=16, description=(
+        "Local mode only: SQS batches the queue poller runs at once, as the event source mapping's "
+        "MaximumConcurrency does on Lambda (template.yaml: 5)."))

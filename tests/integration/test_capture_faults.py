@@ -142,3 +142,18 @@ def test_the_local_reconciler_finds_a_lost_task_on_its_own(http, container, aws)
     finally:
         reconciler.stop()
     assert found[:1] == [created["id"]]
+
+
+def test_the_local_reconciler_leaves_a_backlog_alone(http, container, aws) -> None:
+    # Given a memory whose task is still in the queue (a backlog, not a lost task), older than the grace
+    from mnemo.local.reconciler import Reconciler
+    from mnemo.local.server import queue_idle
+
+    created = http.post("/v1/memories", headers=auth(), json={"content": "queued, not lost"}).json()
+    url = container.settings.queue_url
+    reconciler = Reconciler(lambda grace: container.recovery.requeue_stale(grace=grace), grace=timedelta(0),
+                            idle=lambda: queue_idle(container._sqs, url))  # noqa: SLF001
+    # When it runs a round, nothing is re-sent: the queue is not idle
+    assert not queue_idle(container._sqs, url)  # noqa: SLF001
+    assert reconciler.run_once() == 0
+    assert queued_ids(aws) == [created["id"]]

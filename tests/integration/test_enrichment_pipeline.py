@@ -172,7 +172,7 @@ FAULTS = {
     "extractor (LLM)": ("_extractor", "extract"),
     "embedder": ("embedder", "embed"),
     "index write": ("index", "upsert"),
-    "link write": ("graph", "sync"),
+    "link write": ("graph", "apply"),  # the batch's graph writes, shared across its tasks
 }
 
 
@@ -217,16 +217,16 @@ def test_fault_at_each_step_retries_then_dlq_then_redrive_restores(pipeline, mon
 
 
 def _prepare_with(enrichment, broken):  # noqa: ANN001, ANN202
-    """prepare() whose store read fails (the store is shared with the failure bookkeeping)."""
+    """prepare() whose store reads fail (the store is shared with the failure bookkeeping)."""
     original_prepare = enrichment.prepare
 
     def prepare(tasks):  # noqa: ANN001, ANN202
-        store_get = enrichment._store.get
-        enrichment._store.get = broken
+        store_get, store_get_many = enrichment._store.get, enrichment._store.get_many
+        enrichment._store.get = enrichment._store.get_many = broken
         try:
             return original_prepare(tasks)
         finally:
-            enrichment._store.get = store_get
+            enrichment._store.get, enrichment._store.get_many = store_get, store_get_many
 
     return prepare
 

@@ -11,6 +11,7 @@ The tenant leads every key, so a job id of another tenant addresses nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -61,6 +62,18 @@ class DynamoDbErasureMarks(_Table):
     def erased(self, tenant: str, memory_id: str) -> bool:
         key = serialize({"pk": tombstone_pk(tenant, memory_id), "sk": TOMBSTONE_SK})
         return "Item" in self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True)
+
+    def erased_among(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        unique = list(dict.fromkeys(memory_ids))
+        erased: set[str] = set()
+        for start in range(0, len(unique), 100):
+            keys = [serialize({"pk": tombstone_pk(tenant, i), "sk": TOMBSTONE_SK}) for i in unique[start : start + 100]]
+            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True, "ProjectionExpression": "pk"}}
+            while request:
+                response = self._call("batch_get_item", RequestItems=request)
+                erased |= {deserialize(item)["pk"] for item in response.get("Responses", {}).get(self._table, [])}
+                request = response.get("UnprocessedKeys") or {}
+        return {i for i in unique if tombstone_pk(tenant, i) in erased}
 
 
 class DynamoDbErasureJobStore(_Table):

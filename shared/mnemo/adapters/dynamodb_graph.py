@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -14,6 +14,7 @@ from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, ser
 from mnemo.domain.graph import Link
 from mnemo.domain.models import Memory
 from mnemo.errors import DependencyError
+from mnemo.ports import GraphChange
 
 FACT_PREFIX = "F#"  # facts stored here before they became their own aggregate: removed on the next sync
 LINK_PREFIX = "L#"
@@ -21,6 +22,7 @@ ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to de
 _BATCH_WRITE_LIMIT = 25
 
 logger = logging.getLogger(__name__)
+_Plan = tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[str, str]]]  # puts, deletes
 
 
 def entity_key(name: str) -> str:
@@ -37,6 +39,12 @@ class DynamoDbGraphStore:
         self._table = table_name
 
     def sync(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> list[Link]:
+        change = self.plan(memory, entities, links)
+        self.apply([change])
+        return change.links
+
+    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> GraphChange:
+        """One Query (what the memory owns now); the puts and deletes are written by `apply`."""
         pk = memory_pk(memory.tenant, memory.id)
         existing = {item["sk"]: item for item in self._collection(pk)}
         wanted: dict[tuple[str, str], dict[str, Any]] = {}
@@ -53,13 +61,29 @@ class DynamoDbGraphStore:
             }
         stale = self._owned_keys(memory, existing, incoming_links=False)
         deletes = [key for key in stale if key not in wanted]
-        self._write(puts=wanted, deletes=deletes)
         incoming = [
             _link(item) for sk, item in existing.items()
             if sk.startswith(LINK_PREFIX) and item.get("owner") != memory.id
         ]
         mine = {link.other_id for link in links}
-        return list(links) + [link for link in incoming if link.other_id not in mine]
+        every = list(links) + [link for link in incoming if link.other_id not in mine]
+        return GraphChange(memory_id=memory.id, links=every, writes=(wanted, deletes))
+
+    def apply(self, changes: Sequence[GraphChange]) -> None:
+        """The changes of several memories in shared BatchWriteItem calls (25 items each), as if written
+        one after the other: a later put wins, and a stale delete (read before the batch) never removes
+        what an earlier change of the batch put (written first, a later plan would have seen it)."""
+        puts: dict[tuple[str, str], dict[str, Any]] = {}
+        deletes: dict[tuple[str, str], None] = {}
+        for change in changes:
+            wanted, stale = cast(_Plan, change.writes)  # this adapter's own plan
+            for key in stale:
+                if key not in puts:
+                    deletes[key] = None
+            for key, body in wanted.items():
+                deletes.pop(key, None)
+                puts[key] = body
+        self._write(puts=puts, deletes=list(deletes))
 
     def clear(self, memory: Memory) -> None:
         pk = memory_pk(memory.tenant, memory.id)

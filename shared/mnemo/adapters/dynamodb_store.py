@@ -96,12 +96,12 @@ class DynamoDbMemoryStore:
             raise UnreadableError(f"memory {memory_id} is stored in a form that can no longer be read; "
                                   "it has been logged for an operator") from exc
 
-    def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
         found: dict[str, Memory] = {}
         unique = list(dict.fromkeys(memory_ids))
         for start in range(0, len(unique), _BATCH_GET_LIMIT):
             keys = [serialize({"pk": memory_pk(tenant, i), "sk": MEMORY_SK}) for i in unique[start : start + _BATCH_GET_LIMIT]]
-            request: dict[str, Any] = {self._table: {"Keys": keys}}
+            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": consistent}}
             while request:
                 response = self._call("batch_get_item", RequestItems=request)
                 for memory in readable(deserialize(item) for item in response.get("Responses", {}).get(self._table, [])):

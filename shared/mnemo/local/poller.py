@@ -3,7 +3,10 @@
 Receive up to `batch_size`, wrap them in the SQS event shape, call the handler, delete what it
 reports as done, leave failures to reappear after the visibility timeout; the queue's own
 RedrivePolicy moves a message to the DLQ after maxReceiveCount. (A moto event source mapping
-would delete messages whatever the handler says, so we do not register one.)
+would delete messages whatever the handler says, so we do not register one.) `concurrency` polling
+threads run that many batches at once, as Lambda's `MaximumConcurrency` does; SQS's visibility
+timeout keeps a message with one of them, and the worker's conditional writes keep a redelivered
+one from being applied twice.
 """
 
 from __future__ import annotations
@@ -55,14 +58,16 @@ def to_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> dic
 
 
 class QueuePoller:
-    def __init__(self, sqs: Any, queue_url: str, handler: Handler, *, batch_size: int = 10, wait_seconds: int = 1) -> None:
+    def __init__(self, sqs: Any, queue_url: str, handler: Handler, *, batch_size: int = 10, wait_seconds: int = 1,
+                 concurrency: int = 1) -> None:
         self._sqs = sqs
         self._url = queue_url
         self._handler = handler
         self._batch_size = batch_size
         self._wait = wait_seconds
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._concurrency = concurrency
+        self._threads: list[threading.Thread] = []
         attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]
         self._arn = attributes["QueueArn"]
         self._region = self._arn.split(":")[3]
@@ -94,13 +99,15 @@ class QueuePoller:
         return len(messages)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="mnemo-queue-poller", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, name=f"mnemo-queue-poller-{n}", daemon=True)
+                         for n in range(self._concurrency)]
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self._wait + 5)
+        for thread in self._threads:
+            thread.join(timeout=self._wait + 5)
 
     def _run(self) -> None:
         while not self._stop.is_set():

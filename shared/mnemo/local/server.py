@@ -107,11 +107,13 @@ class LocalStack:
         from mnemo.local.poller import QueuePoller
 
         # The worker function's handler, over this stack's container instead of the environment's.
-        self.poller = QueuePoller(answer_in_process(client("sqs")), settings.queue_url, worker_handler(lambda: services))
+        self.poller = QueuePoller(answer_in_process(client("sqs")), settings.queue_url, worker_handler(lambda: services),
+                                  concurrency=settings.local_worker_concurrency)
         self.poller.start()
         from mnemo.local.reconciler import Reconciler
 
-        self.reconciler = Reconciler(lambda grace: services.recovery.requeue_stale(grace=grace))
+        self.reconciler = Reconciler(lambda grace: services.recovery.requeue_stale(grace=grace),
+                                     idle=lambda: queue_idle(services._sqs, settings.queue_url))  # noqa: SLF001
         self.reconciler.start()
         return self.api_key
 
@@ -161,3 +163,10 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def queue_idle(sqs: Any, queue_url: str) -> bool:
+    """No message visible or in flight: a task not yet enriched can only have been lost."""
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=names)["Attributes"]
+    return all(int(attributes.get(name, "0")) == 0 for name in names)

@@ -27,6 +27,7 @@ from mnemo.ports import (
     MemoryStore,
     SearchIndex,
 )
+from mnemo.services.enrichment_batch import Batch, Derived, by_tenant, entity_key
 from mnemo.services.erasure import ErasureService
 from mnemo.services.fact_upkeep import FactUpkeep
 
@@ -95,11 +96,28 @@ class EnrichmentService:
         self._clock = clock
 
     def prepare(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
-        """Load, extract and embed a whole batch; one embedding call for all live memories."""
+        """Load (one consistent BatchGetItem per tenant), check tombstones (one more), extract and
+        embed a whole batch; one embedding call for all live memories."""
         prepared = [Prepared(task=t) for t in tasks]
-        for item in prepared:
+        for tenant, items in by_tenant(prepared).items():
             try:
-                item.memory = self._store.get(item.task.tenant, item.task.memory_id)
+                ids = [p.task.memory_id for p in items]
+                found = {m.id: m for m in self._store.get_many(tenant, ids, consistent=True)}
+                erased = self._erasure.erased_among(tenant, ids) if self._erasure is not None else set()
+            except Exception as exc:  # noqa: BLE001 - the batch read failing fails its tasks
+                for item in items:
+                    item.error = exc
+                continue
+            for item in items:
+                item.memory = found.get(item.task.memory_id)
+                if item.task.memory_id in erased:
+                    item.skip_reason = "memory erased"
+        for item in prepared:
+            if item.error is not None or item.skip_reason is not None:
+                continue
+            try:
+                if item.memory is None:  # missing, or unreadable: the single read says which (and raises)
+                    item.memory = self._store.get(item.task.tenant, item.task.memory_id)
                 if item.memory is None:
                     item.skip_reason = "memory no longer exists"
                 elif item.memory.version != item.task.version:
@@ -127,58 +145,97 @@ class EnrichmentService:
         return prepared
 
     def complete(self, item: Prepared) -> None:
-        """Graph, index and the enriched state; raises (so the message is retried) on any failure.
-
-        An erasure can land while this runs: its tombstone is checked before the derived writes (skip)
-        and after them, also when they fail (undo: whatever this enrichment wrote is deleted again),
-        so nothing derived outlives the erasure; the final conditional save then fails harmlessly."""
+        """`complete_batch` of one; raises the task's error."""
+        self.complete_batch([item])
         if item.error is not None:
             raise item.error
-        if item.skip_reason is not None:
-            logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
-            return
-        memory = item.memory
-        assert memory is not None
-        if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
-            logger.info("enrichment skipped", extra={"memory_id": memory.id, "reason": "memory erased"})
-            return
-        mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
-        try:
-            category, entities, importance, index_ids = self._write_derived(item, memory)
-        except Exception:
-            self._undo_if_erased(memory, mentioned, [])
-            raise
-        if self._undo_if_erased(memory, entities, index_ids):
-            return
-        self._mark_enriched(memory, category, entities, importance, index_ids)
 
-    def _write_derived(self, item: Prepared, memory: Memory) -> tuple[str | None, list[str], float | None, list[str]]:
-        """The derived writes (facts, graph, index); returns what `_mark_enriched` records."""
+    def complete_batch(self, items: Sequence[Prepared]) -> None:
+        """Facts, graph, index and the enriched state for each prepared task; a failure is kept on its
+        task (`error`, re-raised by the worker so SQS retries that message alone).
+
+        The graph's writes of the whole batch go out together after every task has planned its own
+        (shared BatchWriteItem calls); entity postings are read once per entity and batch. An erasure
+        can land while this runs: tombstones were checked in `prepare` (skip), and are checked again
+        for the batch after the derived writes, also when they fail (undo: whatever this enrichment
+        wrote is deleted again), so nothing derived outlives the erasure."""
+        batch = Batch()
+        planned: list[tuple[Prepared, Memory, Derived]] = []
+        for item in items:
+            if item.error is not None:
+                continue
+            if item.skip_reason is not None:
+                logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
+                continue
+            memory = item.memory
+            assert memory is not None
+            try:
+                planned.append((item, memory, self._write_derived(item, memory, batch)))
+            except Exception as exc:  # noqa: BLE001 - kept per task
+                item.error = exc
+                mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
+                self._undo_failed(item, memory, mentioned)
+        changes = [derived.change for _, _, derived in planned if derived.change is not None]
+        if changes:
+            try:
+                self._graph.apply(changes)
+            except Exception as exc:  # noqa: BLE001 - the shared write failing fails the tasks in it
+                for item, memory, derived in [p for p in planned if p[2].change is not None]:
+                    item.error = exc
+                    self._undo_failed(item, memory, derived.entities, derived.index_ids)
+                planned = [p for p in planned if p[2].change is None]
+        for tenant, group in by_tenant([item for item, _, _ in planned]).items():
+            try:
+                erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
+            except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
+                for item in group:
+                    item.error = exc
+                continue
+            for item, memory, derived in (p for p in planned if p[0].task.tenant == tenant):
+                if item.error is not None:
+                    continue
+                if memory.id in erased:
+                    self._purge(memory, derived.entities, derived.index_ids)
+                    continue
+                try:
+                    self._mark_enriched(memory, derived)
+                except Exception as exc:  # noqa: BLE001 - kept per task
+                    item.error = exc
+
+    def _write_derived(self, item: Prepared, memory: Memory, batch: Batch) -> Derived:
+        """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
             self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
-            return memory.category, memory.entities, memory.importance, []
+            return Derived(memory.category, memory.entities, memory.importance, [])
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
-        links = self._links(memory, entities, vector, previous)
+        links = self._links(memory, entities, vector, previous, batch)
         self._replace_facts(memory, self._derive_facts(memory, extraction), item.fact_vectors)
-        all_links = {link.other_id: link.weight for link in self._graph.sync(memory, entities, links)}
+        change = self._graph.plan(memory, entities, links)
+        all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
-        return extraction.category, entities, extraction.importance, index_ids.get(memory.id, [])
+        batch.planned(memory, entities, links)
+        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change)
 
-    def _undo_if_erased(self, memory: Memory, entities: list[str], index_ids: list[str]) -> bool:
-        """If the memory was erased while this enrichment wrote, delete what it wrote (the erasure's
-        own purge, over the entities this enrichment named too). Returns whether it was erased."""
-        if self._erasure is None or not self._erasure.erased(memory.tenant, memory.id):
-            return False
+    def _undo_failed(self, item: Prepared, memory: Memory, entities: list[str], index_ids: list[str] | None = None) -> None:
+        try:
+            if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
+                self._purge(memory, entities, index_ids or [])
+        except Exception:  # noqa: BLE001 - the task's own error is what SQS must see
+            logger.exception("could not check the erasure of a failed enrichment", extra={"memory_id": memory.id})
+
+    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str]) -> None:
+        """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
+        purge, over the entities this enrichment named too)."""
+        assert self._erasure is not None
         named = list(dict.fromkeys([*memory.entities, *entities]))
         self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids)
         logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
-        return True
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
         """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
@@ -204,6 +261,8 @@ class EnrichmentService:
         """The memory's derived facts become `facts`; the timelines of what it said before and says
         now are recomputed (a withdrawn fact gives back what it had retired); new facts are indexed."""
         before = self._facts.for_memory(memory.tenant, memory.id) if self._upkeep else []
+        if self._upkeep is not None and not facts and not before:
+            return  # said nothing before, says nothing now: no fact writes (saves two Queries a memory)
         now = self._clock()
         after = self._facts.replace_derived(memory, facts, now)
         if self._upkeep is not None:
@@ -246,7 +305,8 @@ class EnrichmentService:
         same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
         return previous if close and same_moment else None
 
-    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None) -> list[Link]:
+    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None,
+               batch: Batch) -> list[Link]:
         weights: dict[str, tuple[float, str]] = {}
 
         def offer(other: str, weight: float, reason: str) -> None:
@@ -257,20 +317,30 @@ class EnrichmentService:
             if hit.score >= SEMANTIC_LINK_MIN_COSINE:
                 offer(hit.memory_id, hit.score, "semantic")
         if entities:
-            for other in self._graph.entity_neighbours(memory.tenant, memory.user_id, entities, ENTITY_LINKS + 1):
+            for other in self._entity_neighbours(memory, entities, batch):
                 offer(other, ENTITY_LINK_WEIGHT, "entity")
         if previous is not None:
             offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
-    def _mark_enriched(self, memory: Memory, category: str | None, entities: list[str], importance: float | None,
-                       index_ids: list[str]) -> None:
+    def _entity_neighbours(self, memory: Memory, entities: list[str], batch: Batch) -> list[str]:
+        """Memories naming any of `entities`: each entity's postings read once per batch, plus the
+        batch's earlier memories naming it (their postings are written with the batch's graph writes)."""
+        found: list[str] = []
+        for name in list(dict.fromkeys(entity_key(e) for e in entities))[:10]:
+            key = (memory.tenant, memory.user_id, name)
+            if key not in batch.postings:
+                batch.postings[key] = self._graph.entity_neighbours(memory.tenant, memory.user_id, [name], ENTITY_LINKS + 1)
+            found += batch.postings[key] + batch.peers.get(key, [])
+        return list(dict.fromkeys(found))
+
+    def _mark_enriched(self, memory: Memory, derived: Derived) -> None:
         enriched = memory.model_copy(
             update={
-                "index_ids": index_ids,
-                "category": category,
-                "entities": entities,
-                "importance": importance,
+                "index_ids": derived.index_ids,
+                "category": derived.category,
+                "entities": derived.entities,
+                "importance": derived.importance,
                 "enrichment": Enrichment(
                     state=EnrichmentState.ENRICHED, attempts=memory.enrichment.attempts + 1,
                     model_id=self._embedder.model_id,

@@ -57,6 +57,10 @@ class ErasureService:
         """Whether an erasure of the memory has begun (its tombstone exists)."""
         return self._marks is not None and self._marks.erased(tenant, memory_id)
 
+    def erased_among(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these memories have an erasure begun: one batch read (the worker's batch)."""
+        return self._marks.erased_among(tenant, memory_ids) if self._marks is not None else set()
+
     def purge_derived(self, memory: Memory, index_ids: Sequence[str] = ()) -> ErasureCounts:
         """Everything derived from the memory, but not the memory's own items: its index documents
         (also the copies `index_ids` names), the facts only it supported with their facts-index

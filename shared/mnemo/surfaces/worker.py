@@ -1,7 +1,8 @@
 """SQS → enrichment: Powertools BatchProcessor with partial batch failures.
 
-The batch-wide steps (load, extract, one embedding call) run first; then each record completes or
-fails on its own, so one bad record never fails its neighbours. A record failing on its last
+The batch-wide steps (load, extract, one embedding call; then facts, graph and index, with the
+graph's writes shared across the batch) run first and keep each task's failure on that task; then
+each record succeeds or fails on its own, so one bad record never fails its neighbours. A record failing on its last
 allowed receive marks its memory `failed` with the reason before SQS moves it to the DLQ.
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -37,19 +40,35 @@ class PoisonMessage(Exception):
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
+# Powertools' metric set is process-wide: the local stack runs several batches at once in threads
+# (Lambda runs them in separate processes), so each invocation counts on its own and publishes its
+# counts under this lock.
+_PUBLISHING = threading.Lock()
+
+
 def worker_handler(services: Callable[[], Container]) -> Handler:
     """The Lambda handler over `services` (the function passes its composition root; the local
     stack passes its own container): Powertools context and metrics around `handle_batch`."""
 
-    @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)
+    def publish(counts: Counter[str], context: Any) -> None:
+        for name, value in counts.items():
+            metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+    @logger.inject_lambda_context
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return handle_batch(event, context, services())
+        counts: Counter[str] = Counter()
+        try:
+            return handle_batch(event, context, services(), counts)
+        finally:
+            with _PUBLISHING:
+                publish(counts, context)
 
     return handler
 
 
-def handle_batch(event: dict[str, Any], context: Any, services: Container) -> dict[str, Any]:
+def handle_batch(event: dict[str, Any], context: Any, services: Container, counts: Counter[str] | None = None) -> dict[str, Any]:
+    counts = Counter() if counts is None else counts
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
     steps: dict[str, ErasureStep] = {}  # erasure job hops share the queue (docs/erasure.md)
@@ -62,6 +81,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
         except ValidationError:
             logger.error("unparseable enrichment message", extra={"message_id": record.get("messageId")})
     prepared: dict[str, Prepared] = dict(zip(tasks, enrichment.prepare(list(tasks.values())), strict=True))
+    enrichment.complete_batch(list(prepared.values()))  # failures stay on their task, raised below
     max_receives = services.settings.max_receive_count
 
     def record_handler(record: SQSRecord) -> None:
@@ -71,8 +91,9 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
         if item is None:
             raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
         try:
-            enrichment.complete(item)
-            metrics.add_metric(name="MemoriesEnriched", unit=MetricUnit.Count, value=1)
+            if item.error is not None:
+                raise item.error
+            counts["MemoriesEnriched"] += 1
         except Exception as exc:
             final = int(record.attributes.approximate_receive_count) >= max_receives
             logger.warning(
@@ -80,7 +101,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container) -> di
                 extra={"memory_id": item.task.memory_id, "final": final, "error": type(exc).__name__},
                 exc_info=not isinstance(exc, MnemoError),  # our own errors carry a clear message already
             )
-            metrics.add_metric(name="EnrichmentFailures", unit=MetricUnit.Count, value=1)
+            counts["EnrichmentFailures"] += 1
             try:
                 enrichment.record_failure(item.task, exc, final=final)
             except Exception:  # noqa: BLE001 - the original error is what SQS must see

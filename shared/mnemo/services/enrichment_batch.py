@@ -1,0 +1,59 @@
+"""What the tasks of one SQS batch share while the enrichment service completes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mnemo.domain.graph import Link
+from mnemo.domain.models import Memory
+from mnemo.ports import GraphChange
+
+if TYPE_CHECKING:
+    from mnemo.services.enrichment import Prepared
+
+
+@dataclass
+class Derived:
+    """What one task's derived writes produced, for the enriched state (and the graph's change)."""
+
+    category: str | None
+    entities: list[str]
+    importance: float | None
+    index_ids: list[str]
+    change: GraphChange | None = None
+
+
+@dataclass
+class Batch:
+    """What the tasks of one SQS batch share while they complete (one per `complete_batch` call, so
+    concurrent batches share nothing): entity postings read, and the batch's own unwritten graph."""
+
+    postings: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    peers: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # entity -> batch memories naming it
+    incoming: dict[str, list[Link]] = field(default_factory=dict)  # memory id -> links earlier tasks made to it
+
+    def planned(self, memory: Memory, entities: list[str], links: list[Link]) -> None:
+        for name in dict.fromkeys(entity_key(e) for e in entities):
+            self.peers.setdefault((memory.tenant, memory.user_id, name), []).append(memory.id)
+        for link in links:
+            self.incoming.setdefault(link.other_id, []).append(
+                Link(memory_id=link.other_id, other_id=memory.id, weight=link.weight, reason=link.reason))
+
+    def with_incoming(self, memory: Memory, links: list[Link]) -> list[Link]:
+        """`links` plus those earlier tasks of the batch made to `memory` (not yet written, so the
+        graph's read could not see them)."""
+        mine = {link.other_id for link in links}
+        return links + [link for link in self.incoming.get(memory.id, []) if link.other_id not in mine]
+
+
+def entity_key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def by_tenant(items: Sequence[Prepared]) -> dict[str, list[Prepared]]:
+    groups: dict[str, list[Prepared]] = {}
+    for item in items:
+        groups.setdefault(item.task.tenant, []).append(item)
+    return groups
