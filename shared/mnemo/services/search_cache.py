@@ -195,8 +195,8 @@ class WatchedStore:
     def get(self, tenant: str, memory_id: str) -> Memory | None:
         return self._inner.get(tenant, memory_id)
 
-    def get_many(self, tenant: str, memory_ids: Sequence[str]) -> list[Memory]:
-        return self._inner.get_many(tenant, memory_ids)
+    def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
+        return self._inner.get_many(tenant, memory_ids, consistent=consistent)
 
     def browse(self, query: BrowseQuery) -> Page:
         return self._inner.browse(query)
