@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -10,9 +11,11 @@ from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
 
 from mnemo.domain.limits import check_metadata
 from mnemo.domain.models import Activity, EnrichmentState, Memory
+from mnemo.errors import DependencyError
 
 MEMORY_SK = "MEMORY"
 HISTORY_PREFIX = "H#"
@@ -149,3 +152,21 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def dependency_error(exc: Exception, what: str) -> DependencyError:
+    """A failed DynamoDB call as the caller sees it: `what` is busy (throttled) or unavailable. The AWS
+    error code goes to the operator's log, never into the caller's message."""
+    code = error_code(exc) if isinstance(exc, ClientError) else type(exc).__name__
+    logging.getLogger(__name__).warning("%s call failed", what, extra={"error_code": code})
+    if code in _THROTTLED:
+        return DependencyError(f"{what} is busy (throttled); retry after a short wait")
+    return DependencyError(f"{what} unavailable; retry shortly")
+

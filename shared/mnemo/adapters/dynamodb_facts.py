@@ -9,7 +9,6 @@ memory's provenance record. A lost race re-reads and re-applies (three tries), t
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from functools import partial
@@ -17,7 +16,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
+from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
 from mnemo.adapters.dynamodb_erasure import erase_facts
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
@@ -111,7 +110,7 @@ class DynamoDbFactStore:
                               ExpressionAttributeValues=serialize({":id": node_id}))
             return True
         except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 return False
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
@@ -355,7 +354,7 @@ class DynamoDbFactStore:
         try:
             self._db.transact_write_items(TransactItems=writes)
         except ClientError as exc:
-            if _code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+            if error_code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
                 raise ConflictError(f"fact {after.uuid} changed concurrently; retry") from exc
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
@@ -387,17 +386,5 @@ def _audit(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACT
 
 
 
-def _code(exc: ClientError) -> str:
-    return exc.response.get("Error", {}).get("Code", "")
-
-
-_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-
-
 def _dependency(exc: Exception) -> DependencyError:
-    code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-    # The AWS error code is for the operator's log, never the caller's message.
-    logging.getLogger(__name__).warning("fact store call failed", extra={"error_code": code})
-    if code in _THROTTLED:
-        return DependencyError("fact store is busy (throttled); retry after a short wait")
-    return DependencyError("fact store unavailable; retry shortly")
+    return dependency_error(exc, "fact store")

@@ -19,8 +19,10 @@ from mnemo.adapters.dynamodb_codec import (
     all_items,
     browse_pk,
     browse_sk,
+    dependency_error,
     deserialize,
     enrichment_pk,
+    error_code,
     item_to_activity,
     item_to_memory,
     memory_pk,
@@ -68,12 +70,12 @@ class DynamoDbMemoryStore:
                     self._db.put_item(TableName=self._table, Item=serialize(activity_to_item(memory.tenant, activity)),
                                       ConditionExpression="attribute_not_exists(pk)")
                 except ClientError as exc:
-                    if _code(exc) != "ConditionalCheckFailedException":  # present: an earlier attempt wrote it
+                    if error_code(exc) != "ConditionalCheckFailedException":  # present: an earlier attempt wrote it
                         raise
             self._db.put_item(TableName=self._table, Item=serialize(memory_to_item(memory)),
                               ConditionExpression="attribute_not_exists(pk)")
         except ClientError as exc:
-            if _code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 raise ConflictError(f"memory {memory.id} already exists") from exc
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
@@ -135,7 +137,7 @@ class DynamoDbMemoryStore:
             }
             self._db.transact_write_items(TransactItems=[put, history])
         except ClientError as exc:
-            if _code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
+            if error_code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
                 raise ConflictError(
                     f"memory {memory.id} changed concurrently (expected version {expected_version}); retry"
                 ) from exc
@@ -289,17 +291,5 @@ def readable(items: Iterable[dict[str, Any]]) -> list[Memory]:
     return memories
 
 
-def _code(exc: ClientError) -> str:
-    return exc.response.get("Error", {}).get("Code", "")
-
-
-_THROTTLED = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-
-
 def _dependency(exc: Exception) -> DependencyError:
-    code = _code(exc) if isinstance(exc, ClientError) else type(exc).__name__
-    # The AWS error code is for the operator's log, never the caller's message.
-    logging.getLogger(__name__).warning("memory store call failed", extra={"error_code": code})
-    if code in _THROTTLED:
-        return DependencyError("memory store is busy (throttled); retry after a short wait")
-    return DependencyError("memory store unavailable; retry shortly")
+    return dependency_error(exc, "memory store")
