@@ -98,14 +98,4 @@ def fact_lexical_body(text: str, k: int, scope: dict[str, Any]) -> dict[str, Any
 
 def fact_copies_body(fact_uuids: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """Every indexed copy of these facts (tenant -> fact uuids): their generated `_id`s and versions."""
-    per_tenant = [
-        {"bool": {"filter": [{"term": {"tenant": tenant}}, {"terms": {"fact_uuid": list(dict.fromkeys(ids))}}]}}
-        for tenant, ids in fact_uuids.items()
-    ]
-    count = sum(len(set(ids)) for ids in fact_uuids.values())
-    return {
-        "size": min(10_000, max(10, 10 * count)),
-        "track_total_hits": False,
-        "_source": ["tenant", "fact_uuid", "version"],
-        "query": {"bool": {"should": per_tenant, "minimum_should_match": 1}},
-    }
+    return q.copies_body(fact_uuids, id_field="fact_uuid")

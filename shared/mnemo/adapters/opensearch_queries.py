@@ -165,17 +165,18 @@ def lexical_body(text: str, size: int, scope: dict[str, Any], *, source: Any = N
     }
 
 
-def copies_body(memory_ids: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """Every indexed copy of these memories (tenant -> memory ids): their generated `_id`s and versions."""
+def copies_body(ids_by_tenant: Mapping[str, Sequence[str]], id_field: str = "memory_id") -> dict[str, Any]:
+    """Every indexed copy of these documents (tenant -> ids in `id_field`; memories by default, facts
+    with `fact_uuid`): their generated `_id`s and versions."""
     per_tenant = [
-        {"bool": {"filter": [{"term": {"tenant": tenant}}, {"terms": {"memory_id": _distinct(ids)}}]}}
-        for tenant, ids in memory_ids.items()
+        {"bool": {"filter": [{"term": {"tenant": tenant}}, {"terms": {id_field: _distinct(ids)}}]}}
+        for tenant, ids in ids_by_tenant.items()
     ]
-    count = sum(len(set(ids)) for ids in memory_ids.values())
+    count = sum(len(set(ids)) for ids in ids_by_tenant.values())
     return {
         "size": min(10_000, max(10, 10 * count)),
         "track_total_hits": False,
-        "_source": ["tenant", "memory_id", "version"],
+        "_source": ["tenant", id_field, "version"],
         "query": {"bool": {"should": per_tenant, "minimum_should_match": 1}},
     }
 
