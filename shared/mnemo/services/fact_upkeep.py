@@ -17,11 +17,10 @@ from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
 from mnemo.errors import MnemoError
-from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator, UsageCounter
+from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator
 
 logger = logging.getLogger(__name__)
 
-INTENTS = "intents"  # the usage meter an annotated edge counts against (docs/facts.md)
 GROUP_LIMIT = 200  # values of one subject's single-valued predicate a recomputation reads
 PASSES = 2
 Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
@@ -29,10 +28,8 @@ Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
 
 class FactUpkeep:
     def __init__(self, facts: FactStore, predicates: PredicateTable, index: Callable[[], FactIndex],
-                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None,
-                 usage: UsageCounter | None = None) -> None:
+                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None) -> None:
         self.annotator = annotator
-        self._usage = usage
         self._facts = facts
         self.predicates = predicates
         self._index = index
@@ -68,17 +65,6 @@ class FactUpkeep:
                                       direction="out", predicate=predicate, limit=GROUP_LIMIT)
         facts = self._facts.get_many(namespace.tenant, [e.fact_uuid for e in edges])
         return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
-
-    def count_intents(self, facts: Iterable[Fact], at: datetime) -> int:
-        """One `intents` credit per annotated edge, per tenant and month (`at`'s), each edge charged
-        once however often its call is replayed. Enforcing a cap comes with quotas."""
-        if self._usage is None:
-            return 0
-        by_tenant: dict[str, list[str]] = {}
-        for fact in facts:
-            if fact.intent_meta is not None:
-                by_tenant.setdefault(fact.namespace.tenant, []).append(fact.uuid)
-        return sum(self._usage.charge(tenant, INTENTS, f"{at:%Y-%m}", uuids) for tenant, uuids in by_tenant.items())
 
     def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
         """Index the facts' sentences with their embeddings, in one write; when the embedder fails they
