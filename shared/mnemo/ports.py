@@ -350,21 +350,26 @@ class FactStore(Protocol):
 
 
 class FactDocument(BaseModel):
-    """What the facts index holds for one fact: its sentence, its entity names and ids, its vector.
-    No status: a search hydrates the facts from the store, which alone says which are active."""
+    """What the facts index holds for one fact: its sentence, its canonical form, its entity names
+    and ids, its vector. No status: a search hydrates the facts from the store, which alone says
+    which are active."""
 
     tenant: str
     user_id: str
     group_id: str
     fact_uuid: str
     sentence: str
+    # The fact in canonical words (subject, predicate after the synonym table, object: "Alice works at
+    # Acme" for "Alice joined Acme"), so a question in other words finds it; empty when the sentence
+    # already says it that way (its words would count twice).
+    canonical: str = ""
     names: list[str] = Field(default_factory=list)  # subject and object names
     entity_ids: list[str] = Field(default_factory=list)
     vector: list[float] | None = None
 
 
 class FactHit(BaseModel):
-    """A candidate fact with its raw signals (`lexical`: BM25 over sentence and names; `semantic`:
+    """A candidate fact with its raw signals (`lexical`: BM25 over sentence, canonical form and names; `semantic`:
     cosine of the sentence embedding, clamped to [0, 1])."""
 
     fact_uuid: str

@@ -186,6 +186,12 @@ def fact_sentence(subject: str, predicate: str, obj: str) -> str:
     return f"{subject} {canonical_predicate(predicate)} {obj}"
 
 
+def canonical_form(fact: Fact) -> str:
+    """The fact in its canonical words, for the facts index; empty when its sentence says just that."""
+    canonical = fact_sentence(fact.subject.name, fact.predicate, fact.object.name)
+    return "" if canonical.casefold() == " ".join(fact.fact.split()).casefold() else canonical
+
+
 def _ref(entity: Entity) -> EntityRef:
     return EntityRef(id=entity.id, name=entity.name, type=entity.type)
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from mnemo.domain.graph import Fact, FactStatus, graph_key
+from mnemo.domain.graph import Fact, FactStatus, canonical_form, graph_key
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
@@ -74,7 +74,7 @@ class FactUpkeep:
         if not facts:
             return
         docs = [FactDocument(tenant=f.namespace.tenant, user_id=f.namespace.user_id, group_id=f.namespace.group_id,
-                             fact_uuid=f.uuid, sentence=f.fact, names=[f.subject.name, f.object.name],
+                             fact_uuid=f.uuid, sentence=f.fact, canonical=canonical_form(f), names=[f.subject.name, f.object.name],
                              entity_ids=[f.subject.id, f.object.id]) for f in facts]
         if vectors is None and self._embedder is not None:
             try:
