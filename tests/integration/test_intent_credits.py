@@ -4,6 +4,8 @@ often the call that annotated it is replayed."""
 
 from __future__ import annotations
 
+import pytest
+
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.fact_commands import RecordFactCommand
 from mnemo.domain.tenancy import Counter
@@ -67,3 +69,30 @@ def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(contain
     assert counted == [([derived[0].uuid], 0)]  # the count ran on the re-derived annotated edge, and counted nothing
     assert [f.uuid for f in container.fact_store.for_memory("local", memory.id)] == [derived[0].uuid]
     assert intents(container) == 1
+
+
+def test_a_retried_count_never_counts_an_edge_twice(container, monkeypatch) -> None:  # noqa: ANN001
+    from botocore.exceptions import ClientError, ConnectionClosedError
+
+    from mnemo.errors import DependencyError
+
+    db = container.meter._store._db  # noqa: SLF001 - the tenant store's real (moto) client
+    real, attempts = db.transact_write_items, []
+
+    def flaky(**kwargs):  # noqa: ANN003, ANN202
+        attempts.append(kwargs)
+        if len(attempts) == 1:  # a concurrent write to the tenant item: nothing applied, retried at once
+            raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "conflict"},
+                               "CancellationReasons": [{"Code": "None"}, {"Code": "TransactionConflict"}]},
+                              "TransactWriteItems")
+        answer = real(**kwargs)
+        if len(attempts) == 2:  # applied, but the answer is lost: the caller fails and is retried
+            raise ConnectionClosedError(endpoint_url="https://dynamodb")
+        return answer
+
+    monkeypatch.setattr(db, "transact_write_items", flaky)
+    with pytest.raises(DependencyError):  # the worker fails the task; SQS redelivers it
+        container.meter.count_intents("local", ["edge-1"])
+    assert container.meter.count_intents("local", ["edge-1"]) == 0  # the redelivery: the marker says counted
+    assert len(attempts) == 3 and intents(container) == 1
+    assert container.meter.count_intents("local", ["edge-2"]) == 1 and intents(container) == 2  # control: a new edge
