@@ -11,6 +11,7 @@ from mnemo.domain.graph import (
     FactOrigin,
     FactStatus,
     canonical_form,
+    embedding_text,
     canonical_key,
     canonical_predicate,
     derived_fact,
@@ -69,3 +70,6 @@ def test_the_canonical_form_says_the_fact_in_its_normalised_predicate_only_when_
     assert canonical_form(joined) == "Alice works at Acme"
     said_so = derived_fact(NS, alice, "works at", acme, valid_at=AT, at=AT, sentence="alice  works at ACME")
     assert canonical_form(said_so) == ""  # the same words (case and spacing aside) are not indexed twice
+    # The vector embeds both wordings, or the sentence alone when they are the same
+    assert embedding_text(joined.fact, canonical_form(joined)) == "Alice joined Acme; Alice works at Acme"
+    assert embedding_text(said_so.fact, canonical_form(said_so)) == "alice  works at ACME"

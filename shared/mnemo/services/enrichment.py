@@ -135,11 +135,14 @@ class EnrichmentService:
                 item.error = exc
         live = [p for p in prepared if p.extraction is not None]
         if live:
-            # One embedding call for the batch: each memory's text, then its fact sentences (facts index).
+            # One embedding call for the batch: each memory's text, then its facts (sentence and
+            # canonical form, FactUpkeep.embedding_text) for the facts index, keyed by sentence.
             texts = [p.extraction.normalized_text for p in live]  # type: ignore[union-attr]
             sentences = [(p, fact_text(f)) for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
+            fact_texts = [self._upkeep.embedding_text(fact_text(f), f.subject, f.predicate, f.object)
+                          for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
             try:
-                vectors = self._embedder.embed(texts + [s for _, s in sentences])
+                vectors = self._embedder.embed(texts + fact_texts)
                 for item, vector in zip(live, vectors[: len(live)], strict=True):
                     item.vector = vector
                 for (item, sentence), vector in zip(sentences, vectors[len(live):], strict=True):

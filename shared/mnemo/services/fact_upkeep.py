@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from mnemo.domain.graph import Fact, FactStatus, canonical_form, graph_key
+from mnemo.domain.graph import Fact, FactStatus, canonical_form, canonical_words, embedding_text, graph_key
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
@@ -66,10 +66,15 @@ class FactUpkeep:
         facts = self._facts.get_many(namespace.tenant, [e.fact_uuid for e in edges])
         return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
 
+    def embedding_text(self, sentence: str, subject: str, predicate: str, obj: str) -> str:
+        """What the vector of a fact still to be derived embeds (the worker embeds its batch at once)."""
+        return embedding_text(sentence, canonical_words(sentence, subject, self.predicates.normalize(predicate), obj))
+
     def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
-        """Index the facts' sentences with their embeddings, in one write; when the embedder fails they
-        are indexed lexically (findable by words and by graph) and the failure is logged. `vectors`
-        (sentence -> embedding) are ones the caller already computed (the worker's batch). One write
+        """Index the facts' sentences and canonical forms with their embeddings (of `embedding_text`), in
+        one write; when the embedder fails they are indexed lexically (findable by words and by graph)
+        and the failure is logged. `vectors` (sentence -> embedding) are ones the caller already
+        computed (the worker's batch, of `self.embedding_text`). One write
         per call: on Serverless a second write within the refresh interval could not see the first."""
         if not facts:
             return
@@ -78,8 +83,8 @@ class FactUpkeep:
                              entity_ids=[f.subject.id, f.object.id]) for f in facts]
         if vectors is None and self._embedder is not None:
             try:
-                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed([d.sentence for d in docs]),
-                                   strict=True))
+                texts = [embedding_text(d.sentence, d.canonical) for d in docs]
+                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed(texts), strict=True))
             except MnemoError as exc:
                 logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
         if vectors:
