@@ -370,7 +370,7 @@ class FactDocument(BaseModel):
 
 class FactHit(BaseModel):
     """A candidate fact with its raw signals (`lexical`: BM25 over sentence, canonical form and names; `semantic`:
-    cosine of the sentence embedding, clamped to [0, 1])."""
+    cosine of the embedding of the sentence and canonical form, clamped to [0, 1])."""
 
     fact_uuid: str
     entity_ids: list[str] = Field(default_factory=list)
