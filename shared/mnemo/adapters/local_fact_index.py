@@ -1,5 +1,5 @@
-"""`FactIndex` in process: BM25 over each fact's sentence, canonical form and entity names, exact cosine over its
-sentence embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
+"""`FactIndex` in process: BM25 over each fact's sentence, canonical form and entity names, exact
+cosine over its embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
 
 Fact sets are small next to memories (a sentence each), so a partition is scored in full with plain
 Python. The OpenSearch twin is `opensearch_facts.OpenSearchFactIndex` (MNEMO_INDEX=opensearch).
