@@ -11,11 +11,11 @@ from mnemo.domain.graph import (
     FactOrigin,
     FactStatus,
     canonical_form,
-    embedding_text,
     canonical_key,
     canonical_predicate,
     derived_fact,
     derived_fact_id,
+    embedding_text,
     entity_id,
     recorded_fact,
 )
