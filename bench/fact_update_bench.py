@@ -203,6 +203,8 @@ def evaluate(policy: Policy, people: list[Subject]) -> dict[str, Any]:
             counts["current_top"] += top
             counts["current_first"] += first
             counts["current_n"] += 1
+            counts[f"top {predicate}"] = counts.get(f"top {predicate}", 0) + top  # per relation: "work" vs "live"
+            counts[f"n {predicate}"] = counts.get(f"n {predicate}", 0) + 1
             for begin, end, value in spans[predicate]:
                 probe = begin + ((end - begin) / 2 if end else timedelta(days=15))
                 top, first = judge(policy.search(QUESTIONS_THEN[predicate].format(person.name), as_of=probe), predicate, value)
@@ -221,6 +223,7 @@ def evaluate(policy: Policy, people: list[Subject]) -> dict[str, Any]:
     return {
         "current_value_top": round(counts["current_top"] / counts["current_n"], 3),
         "current_value_first_of_relation": round(counts["current_first"] / counts["current_n"], 3),
+        "current_value_top_by_relation": {p: round(counts[f"top {p}"] / counts[f"n {p}"], 3) for p in SINGLE},
         "over_invalidated": counts["over_invalidated"], "should_be_active": counts["should_be_active"],
         "stale_active": counts["stale"], "should_be_retired": counts["should_be_retired"],
         "as_of_top": round(counts["as_of_top"] / counts["as_of_n"], 3),
@@ -285,6 +288,8 @@ def main() -> int:
         print(f"| {name} | {r['current_value_top']:.3f} | {r['current_value_first_of_relation']:.3f} "
               f"| {r['over_invalidated']} of {r['should_be_active']} | {r['stale_active']} of {r['should_be_retired']} "
               f"| {r['as_of_top']:.3f} | {r['as_of_first_of_relation']:.3f} | {r['search_p50_ms']} ms | {r['search_p95_ms']} ms |")
+    print("current value (top edge) per question:", {name: r["current_value_top_by_relation"]
+                                                     for name, r in result["policies"].items()})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine, **result}, indent=2, default=str))
     return 0

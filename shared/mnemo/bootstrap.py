@@ -23,9 +23,9 @@ if TYPE_CHECKING:
         FactIndex,
         FactStore,
         GraphStore,
+        IntentAnnotator,
         MemoryStore,
         SearchIndex,
-        UsageCounter,
     )
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
@@ -151,7 +151,8 @@ class Container:
         from mnemo.services.enrichment import EnrichmentService
 
         return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
-                                 facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock)
+                                 facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock,
+                                 meter=self.meter)
 
     @cached_property
     def graph(self) -> GraphStore:
@@ -192,20 +193,13 @@ class Container:
 
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:
-        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
         from mnemo.domain.predicates import PredicateTable
         from mnemo.services.fact_upkeep import FactUpkeep
 
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
         return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
-                          annotator=HeuristicIntentAnnotator(), usage=self.usage)
-
-    @cached_property
-    def usage(self) -> UsageCounter:
-        from mnemo.adapters.dynamodb_usage import DynamoDbUsageCounter
-
-        return DynamoDbUsageCounter(self._dynamodb, self.settings.memories_table)
+                          annotator=self._intent_annotator())
 
     def fact_index(self) -> FactIndex:
         with self._lock:
@@ -320,6 +314,16 @@ class Container:
         from mnemo.adapters.rule_edit_interpreter import HELP
 
         return HELP
+
+    def _intent_annotator(self) -> IntentAnnotator:
+        """Chosen with the extractor setting: Bedrock Converse, or the local cue-word table."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_intents import BedrockIntentAnnotator
+
+            return BedrockIntentAnnotator.from_settings(self.settings)
+        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
+
+        return HeuristicIntentAnnotator()
 
     def _extractor(self):  # noqa: ANN202 - returns an Extractor
         if self.settings.extractor == "bedrock":

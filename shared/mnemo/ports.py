@@ -167,6 +167,12 @@ class TenantStore(Protocol):
         """Add one to each counter in one atomic conditional write, unless one would pass its limit or
         the tenant is not active: then nothing changes and the answer is why (the counter, or the status)."""
 
+    def charge_units(self, tenant: str, month: str, counter: Counter, units: Sequence[str], *,
+                     capped: bool) -> tuple[int, Counter | TenantStatus | None]:
+        """Add one to `counter` per unit (an annotated edge's uuid) never counted before, whatever
+        replays the call; `capped`: each only while the plan allows it (as `charge`), stopping at the
+        first refusal. Returns how many were counted now, and why the plan refused (or None)."""
+
 
 class EnrichmentQueue(Protocol):
     def send(self, task: EnrichmentTask) -> None: ...
@@ -344,22 +350,27 @@ class FactStore(Protocol):
 
 
 class FactDocument(BaseModel):
-    """What the facts index holds for one fact: its sentence, its entity names and ids, its vector.
-    No status: a search hydrates the facts from the store, which alone says which are active."""
+    """What the facts index holds for one fact: its sentence, its canonical form, its entity names
+    and ids, its vector. No status: a search hydrates the facts from the store, which alone says
+    which are active."""
 
     tenant: str
     user_id: str
     group_id: str
     fact_uuid: str
     sentence: str
+    # The fact in canonical words (subject, predicate after the synonym table, object: "Alice works at
+    # Acme" for "Alice joined Acme"), so a question in other words finds it; empty when the sentence
+    # already says it that way (its words would count twice).
+    canonical: str = ""
     names: list[str] = Field(default_factory=list)  # subject and object names
     entity_ids: list[str] = Field(default_factory=list)
     vector: list[float] | None = None
 
 
 class FactHit(BaseModel):
-    """A candidate fact with its raw signals (`lexical`: BM25 over sentence and names; `semantic`:
-    cosine of the sentence embedding, clamped to [0, 1])."""
+    """A candidate fact with its raw signals (`lexical`: BM25 over sentence, canonical form and names; `semantic`:
+    cosine of the embedding of the sentence and canonical form, clamped to [0, 1])."""
 
     fact_uuid: str
     entity_ids: list[str] = Field(default_factory=list)
@@ -386,20 +397,12 @@ class FactIndex(Protocol):
 
 
 class IntentAnnotator(Protocol):
-    def annotate(self, sentence: str, predicate: str) -> dict[str, object] | None:
-        """`{"label", "confidence", "evidence"}` for a fact sentence, or None when no intent is found."""
+    name: str  # recorded as `annotator` on the edge, also when the annotation failed
 
-
-class UsageCounter(Protocol):
-    """Metered usage per tenant and month (the `intents` credits): atomic counters in which each
-    unit (an annotated edge's uuid) is charged at most once, whatever replays the call."""
-
-    def charge(self, tenant: str, meter: str, month: str, units: Sequence[str]) -> int:
-        """Count each unit not charged before into `meter` for `month` (`YYYY-MM`); returns how many were new."""
-
-    def used(self, tenant: str, meter: str, month: str) -> int:
-        """The count so far (0 if nothing was charged)."""
-
+    def annotate(self, sentence: str, predicate: str, *, episode: str | None = None) -> dict[str, object] | None:
+        """`{"label", "confidence", "evidence", "annotator"}` for a fact sentence (`episode`: the text
+        it was derived from, when there is one), or None when no intent is found. Raises
+        `DependencyError` when the annotator could not answer (services keep the fact: docs/facts.md)."""
 
 
 class ErasureMarks(Protocol):

@@ -41,7 +41,7 @@ def test_bootstrap_selects_the_opensearch_facts_index_on_the_memories_index_clie
                                                   opensearch_service="none", embedding_dimension=384))
     container.__dict__["embedder"] = type("E", (), {"model_id": "m", "dimension": 384})()
     facts, memories = container.fact_index(), container.index()
-    assert isinstance(facts, OpenSearchFactIndex) and facts.index_name == "mnemo-memories-facts-v1"
+    assert isinstance(facts, OpenSearchFactIndex) and facts.index_name == "mnemo-memories-facts-v2"
     assert facts._client is memories._client  # type: ignore[attr-defined] # one pool, one signer
     assert isinstance(bootstrap.Container(MnemoSettings()).fact_index(), LocalFactIndex)  # positive control
 
@@ -79,12 +79,12 @@ def test_reindex_rebuilds_the_facts_index_from_dynamodb_recorded_facts_included(
         principal, FactSearchQuery(query="Bob Berlin", as_of="2021-01-01T00:00:00Z"))}
     assert statuses == {"Bob lives in Berlin": FactStatus.INVALIDATED}
     assert "Bob likes opera" not in found(rebuilt, principal, "Bob opera")
-    docs = fresh.indices["mnemo-memories-facts-v1"]
+    docs = fresh.indices["mnemo-memories-facts-v2"]
     assert sorted(d["_source"]["sentence"] for d in docs.values()) == ["Bob lives in Berlin", "Bob lives in Madrid"]
     assert all(d["_source"].get("vector") for d in docs.values())  # embedded in the same write
 
     rebuilt.recovery.reindex_facts()  # again, over a full index: still one document per fact
-    assert len(fresh.indices["mnemo-memories-facts-v1"]) == 2
+    assert len(fresh.indices["mnemo-memories-facts-v2"]) == 2
 
 
 @pytest.mark.parametrize("batch", [1, 100])

@@ -83,10 +83,10 @@ def adapter(request: pytest.FixtureRequest) -> Iterator[tuple[str, Callable[[], 
 
 
 def fact(fact_uuid: str, sentence: str, names: tuple[str, str], *, ns: Namespace = NS,
-         vector: list[float] | None = None) -> FactDocument:
+         vector: list[float] | None = None, canonical: str = "") -> FactDocument:
     return FactDocument(tenant=ns.tenant, user_id=ns.user_id, group_id=ns.group_id, fact_uuid=fact_uuid,
-                        sentence=sentence, names=list(names), entity_ids=[f"e-{n.lower()}" for n in names],
-                        vector=vector)
+                        sentence=sentence, canonical=canonical, names=list(names),
+                        entity_ids=[f"e-{n.lower()}" for n in names], vector=vector)
 
 
 def hits(index: FactIndex, text: str, *, ns: Namespace = NS, vector: list[float] | None = None,
@@ -121,6 +121,23 @@ def test_words_of_the_sentence_and_of_the_entity_names_find_a_fact(adapter) -> N
     assert found(index, "the in") == set()  # stopwords only: nothing
     both = hits(index, "Alice likes tea")
     assert both["f2"].lexical > both["f1"].lexical > 0  # two query words beat one
+
+
+def test_the_canonical_form_finds_a_fact_said_in_other_words(adapter) -> None:  # noqa: ANN001
+    # Given Alice's facts, one said as "joined" (canonical: works at), others about her in other relations
+    _, make = adapter
+    index = make()
+    index.upsert([fact("joined", "Alice joined Acme", ("Alice", "Acme"), canonical="Alice works at Acme"),
+                  fact("visited", "Alice visited Rome", ("Alice", "Rome")),
+                  fact("likes", "Alice loves jazz", ("Alice", "jazz"), canonical="Alice likes jazz"),
+                  fact("bob", "Bob works at Initech", ("Bob", "Initech"))])
+    # When asking where she works, in words the sentence does not contain
+    work = eventually(lambda: hits(index, "Where does Alice work?"))
+    # Then the fact found through its canonical form ranks above her other facts and above Bob's
+    assert max(work, key=lambda u: work[u].lexical) == "joined"
+    assert work["joined"].lexical > work["visited"].lexical > 0 and work["joined"].lexical > work["bob"].lexical
+    # and its own words still find it (positive control), while a word of neither finds nothing
+    assert "joined" in found(index, "who joined Acme") and found(index, "employment") == set()
 
 
 def test_tenant_user_and_group_never_see_each_other(adapter) -> None:  # noqa: ANN001

@@ -35,7 +35,7 @@ from tests.integration.test_opensearch_contract import (
     terms_of,
 )
 
-FACTS = "mnemo-memories-facts-v1"
+FACTS = "mnemo-memories-facts-v2"
 MODEL, DIM = "test-model", 4
 NS = Namespace(tenant="t1", user_id="u1", group_id="team")
 
@@ -137,7 +137,7 @@ def test_search_puts_the_graph_filter_inside_knn_and_on_the_lexical_leg(recorder
                                                            "embedding_model": MODEL}
     assert terms_of({"bool": {"filter": lexical["query"]["bool"]["filter"]}}) == {
         "tenant": "t1", "user_id": "u1", "group_id": "team"}
-    assert lexical["query"]["bool"]["must"][0]["multi_match"]["fields"] == ["sentence^1.0", "names^0.5"]
+    assert lexical["query"]["bool"]["must"][0]["multi_match"]["fields"] == ["sentence^1.0", "canonical^1.0", "names^0.5"]
     assert set(hits) == {"f1", "f2"}  # one hit per fact, both legs merged
     assert hits["f1"].lexical == 2.5 and hits["f1"].semantic == pytest.approx(0.6)
     assert hits["f2"].semantic == 0.0 and hits["f1"].names == ["Alice"] and hits["f1"].entity_ids == ["e1"]

@@ -26,6 +26,21 @@ def search(http: Any, query: str, key: str | None = None, **extra: Any) -> list[
     return response.json()["edges"]
 
 
+def test_a_question_in_canonical_words_ranks_the_current_value_first(http) -> None:  # noqa: ANN001
+    # Given Alice's jobs said in other words ("joined", "is employed by") and other facts about her
+    record(http, "Alice", "is employed by", "Initech", "2024-01-01T00:00:00Z")
+    acme = record(http, "Alice", "joined", "Acme", "2025-01-01T00:00:00Z")["edge"]
+    for predicate, obj in (("visited", "Rome"), ("loves", "jazz"), ("knows", "Bob"), ("has", "a cat")):
+        record(http, "Alice", predicate, obj, "2025-02-01T00:00:00Z")
+    # When asking where she works: the current value is the top edge, found through "works at"
+    edges = search(http, "Where does Alice work?")
+    assert edges[0]["uuid"] == acme["uuid"] and edges[0]["fact"] == "Alice joined Acme"
+    assert "Alice is employed by Initech" not in [e["fact"] for e in edges]  # retired: not current
+    # and as of last year, the value true then (the retired one) ranks first (positive control)
+    then = search(http, "Where did Alice work?", as_of="2024-06-01T00:00:00Z")
+    assert then[0]["fact"] == "Alice is employed by Initech"
+
+
 def test_moves_over_time_current_value_as_of_and_out_of_order(http) -> None:  # noqa: ANN001
     jan = record(http, "Alice", "lives in", "Berlin", "2025-01-01T00:00:00Z")
     may = record(http, "Alice", "relocated_to", "Lisbon", "2025-05-01T00:00:00Z")

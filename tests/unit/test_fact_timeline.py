@@ -74,3 +74,12 @@ def test_heuristic_intents() -> None:
     assert annotate("Team decided to ship Friday", "decided")["label"] == "decision"
     assert annotate("Report deadline is Friday", "deadline is")["label"] == "commitment"
     assert annotate("Alice lives in Berlin", "lives in") is None
+
+
+def test_every_heuristic_label_is_a_documented_one_and_validates() -> None:
+    from mnemo.adapters import heuristic_intents
+    from mnemo.domain.intents import INTENT_LABELS, IntentAnnotation
+
+    assert {label for label, _ in heuristic_intents._CUES} == set(INTENT_LABELS)  # noqa: SLF001
+    meta = HeuristicIntentAnnotator().annotate("Dana prefers mornings", "prefers")
+    assert meta is not None and IntentAnnotation.model_validate(meta).annotator == "heuristic"

@@ -10,10 +10,12 @@ from mnemo.domain.graph import (
     Entity,
     FactOrigin,
     FactStatus,
+    canonical_form,
     canonical_key,
     canonical_predicate,
     derived_fact,
     derived_fact_id,
+    embedding_text,
     entity_id,
     recorded_fact,
 )
@@ -59,3 +61,15 @@ def test_derived_and_recorded_facts() -> None:
     assert recorded.provenance == ["recorded"] and recorded.valid_at == AT and recorded.uuid != derived.uuid
     assert not recorded.unsupported
     assert derived.model_copy(update={"status": FactStatus.INVALIDATED}).unsupported
+
+
+def test_the_canonical_form_says_the_fact_in_its_normalised_predicate_only_when_the_sentence_does_not() -> None:
+    alice = Entity(id=entity_id(NS, "Alice"), namespace=NS, name="Alice", key="alice", created_at=AT)
+    acme = Entity(id=entity_id(NS, "Acme"), namespace=NS, name="Acme", key="acme", created_at=AT)
+    joined = derived_fact(NS, alice, "works at", acme, valid_at=AT, at=AT, sentence="Alice joined Acme")
+    assert canonical_form(joined) == "Alice works at Acme"
+    said_so = derived_fact(NS, alice, "works at", acme, valid_at=AT, at=AT, sentence="alice  works at ACME")
+    assert canonical_form(said_so) == ""  # the same words (case and spacing aside) are not indexed twice
+    # The vector embeds both wordings, or the sentence alone when they are the same
+    assert embedding_text(joined.fact, canonical_form(joined)) == "Alice joined Acme; Alice works at Acme"
+    assert embedding_text(said_so.fact, canonical_form(said_so)) == "alice  works at ACME"

@@ -291,13 +291,14 @@ def coerce_extraction(payload: dict[str, Any], normalized_text: str) -> Extracti
         raise MalformedOutputError("the extraction did not validate") from exc
 
 
-def parse_extraction(response: dict[str, Any], normalized_text: str) -> Extraction:
-    """Read a Converse response: the tool call's input, else the first JSON object of the text blocks."""
+def tool_payload(response: dict[str, Any], tool_name: str) -> dict[str, Any]:
+    """A Converse reply's tool input (the first call of `tool_name`), else the first JSON object of
+    its text blocks; shared by every forced-tool adapter (extraction, edits, intents)."""
     content = response.get("output", {}).get("message", {}).get("content") or []
     payload: Any = None
     for block in content:
         tool = block.get("toolUse")
-        if tool is not None and tool.get("name", TOOL_NAME) == TOOL_NAME:
+        if tool is not None and tool.get("name", tool_name) == tool_name:
             payload = tool.get("input")
             payload = _first_json_object(payload) if isinstance(payload, str) else payload
             break
@@ -305,7 +306,25 @@ def parse_extraction(response: dict[str, Any], normalized_text: str) -> Extracti
         payload = _first_json_object("\n".join(str(b.get("text", "")) for b in content))
     if payload is None:
         raise MalformedOutputError("no JSON object in the model's reply")
-    return coerce_extraction(payload, normalized_text)
+    return payload
+
+
+def forced_tool_request(model_id: str, *, system: str, user: str, tool_name: str, description: str,
+                        schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """Converse parameters: hardened system prompt, delimited data, one forced tool, temperature 0."""
+    tool = {"name": tool_name, "description": description, "inputSchema": {"json": schema}}
+    return {
+        "modelId": model_id,
+        "system": [{"text": system}],
+        "messages": [{"role": "user", "content": [{"text": user}]}],
+        "inferenceConfig": {"temperature": 0.0, "maxTokens": max_tokens},
+        "toolConfig": {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": tool_name}}},
+    }
+
+
+def parse_extraction(response: dict[str, Any], normalized_text: str) -> Extraction:
+    """Read a Converse response: the tool call's input, else the first JSON object of the text blocks."""
+    return coerce_extraction(tool_payload(response, TOOL_NAME), normalized_text)
 
 
 class BedrockExtractor:
@@ -330,12 +349,6 @@ class BedrockExtractor:
 
     def request(self, text: str, speaker: str | None = None) -> dict[str, Any]:
         """The Converse parameters: hardened system prompt, delimited data, forced tool, temperature 0."""
-        tool = {"name": TOOL_NAME, "description": "Record the structured extraction of the memory.",
-                "inputSchema": {"json": extraction_tool_schema()}}
-        return {
-            "modelId": self.model_id,
-            "system": [{"text": SYSTEM_PROMPT}],
-            "messages": [{"role": "user", "content": [{"text": user_message(text, speaker)}]}],
-            "inferenceConfig": {"temperature": 0.0, "maxTokens": 2048},
-            "toolConfig": {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}},
-        }
+        return forced_tool_request(self.model_id, system=SYSTEM_PROMPT, user=user_message(text, speaker),
+                                   tool_name=TOOL_NAME, description="Record the structured extraction of the memory.",
+                                   schema=extraction_tool_schema(), max_tokens=2048)

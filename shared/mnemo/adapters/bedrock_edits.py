@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mnemo.adapters.bedrock import MalformedOutputError, _bedrock_client, _first_json_object, with_retries
+from mnemo.adapters.bedrock import (
+    MalformedOutputError,
+    _bedrock_client,
+    forced_tool_request,
+    tool_payload,
+    with_retries,
+)
 from mnemo.domain.edits import AppendText, DeleteSpan, EditOperation, EditPlan, ReplaceSpan, SetStatus, SetText
 from mnemo.domain.models import MAX_TEXT_BYTES, Status
 
@@ -111,14 +117,7 @@ def operation(raw: Any) -> EditOperation:
 def parse_edit_plan(response: dict[str, Any]) -> EditPlan:
     """The tool call's input (or the first JSON object of the text) as an `EditPlan`. A refusal wins
     over operations given with it: a model unsure enough to refuse has not understood the request."""
-    content = response.get("output", {}).get("message", {}).get("content") or []
-    payload: Any = next((b["toolUse"].get("input") for b in content if "toolUse" in b), None)
-    if isinstance(payload, str):
-        payload = _first_json_object(payload)
-    if not isinstance(payload, dict):
-        payload = _first_json_object("\n".join(str(b.get("text", "")) for b in content))
-    if payload is None:
-        raise MalformedOutputError("no JSON object in the model's reply")
+    payload = tool_payload(response, TOOL_NAME)
     refusal = payload.get("refusal")
     if isinstance(refusal, str) and refusal.strip():
         return EditPlan.refuse(" ".join(refusal.split())[:300])
@@ -149,12 +148,6 @@ class BedrockEditInterpreter:
 
     def request(self, request: str, text: str) -> dict[str, Any]:
         """The Converse parameters: hardened system prompt, delimited data, forced tool, temperature 0."""
-        tool = {"name": TOOL_NAME, "description": "Record the operations the edit request means, or a refusal.",
-                "inputSchema": {"json": tool_schema()}}
-        return {
-            "modelId": self.model_id,
-            "system": [{"text": SYSTEM_PROMPT}],
-            "messages": [{"role": "user", "content": [{"text": user_message(request, text[:MAX_TEXT_BYTES])}]}],
-            "inferenceConfig": {"temperature": 0.0, "maxTokens": 1024},
-            "toolConfig": {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}},
-        }
+        return forced_tool_request(self.model_id, system=SYSTEM_PROMPT, user=user_message(request, text[:MAX_TEXT_BYTES]),
+                                   tool_name=TOOL_NAME, schema=tool_schema(), max_tokens=1024,
+                                   description="Record the operations the edit request means, or a refusal.")

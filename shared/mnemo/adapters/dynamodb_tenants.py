@@ -18,6 +18,8 @@ from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
 from mnemo.errors import DependencyError
 
 KEY_PREFIX = "tenant#"
+MARKER_PREFIX = "counted#"  # `counted#<counter>#<unit>#<tenant>`: a unit already counted (docs/tenancy.md)
+_TRIES = 3  # a transaction cancelled by a concurrent write to the tenant item is retried (ADD commutes)
 
 
 def counter_attribute(counter: Counter, month: str) -> str:
@@ -65,23 +67,11 @@ class DynamoDbTenantStore:
 
     def charge(self, tenant: str, month: str, counters: Sequence[Counter]) -> Counter | TenantStatus | None:
         # One write: ADD each counter, on condition that the tenant is active (or never configured)
-        # and every counter is below its limit (or has none). A counter that does not exist yet is
-        # 0, so it passes only a limit above 0. DynamoDB serialises writes to one item: under any
-        # concurrency, no counter passes its limit.
-        names: dict[str, str] = {"#s": "status"}
-        values: dict[str, Any] = {":one": 1, ":zero": 0, ":active": TenantStatus.ACTIVE.value}
-        adds, conditions = [], ["(attribute_not_exists(#s) OR #s = :active)"]
-        for i, counter in enumerate(counters):
-            names[f"#c{i}"], names[f"#l{i}"] = counter_attribute(counter, month), limit_attribute(counter)
-            adds.append(f"#c{i} :one")
-            conditions.append(f"(attribute_not_exists(#l{i}) OR (attribute_exists(#c{i}) AND #c{i} < #l{i})"
-                              f" OR (attribute_not_exists(#c{i}) AND #l{i} > :zero))")
+        # and every counter is below its limit (or has none). DynamoDB serialises writes to one item:
+        # under any concurrency, no counter passes its limit.
+        update = self._counting(tenant, month, counters, capped=True)
         try:
-            self._db.update_item(
-                TableName=self._table, Key=self._key(tenant), UpdateExpression="ADD " + ", ".join(adds),
-                ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
-                ExpressionAttributeValues=serialize(values), ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
+            self._db.update_item(**update, ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise DependencyError("tenant store unavailable") from exc
@@ -90,6 +80,67 @@ class DynamoDbTenantStore:
         except BotoCoreError as exc:
             raise DependencyError("tenant store unavailable") from exc
         return None
+
+    def charge_units(self, tenant: str, month: str, counter: Counter, units: Sequence[str], *,
+                     capped: bool) -> tuple[int, Counter | TenantStatus | None]:
+        """Per unit one transaction: a marker written only if absent, and the counting update above
+        (its condition only when `capped`). A unit counted before fails the marker and is skipped."""
+        charged = 0
+        for unit in dict.fromkeys(units):
+            marker = {"TableName": self._table, "ConditionExpression": "attribute_not_exists(key_hash)",
+                      "Item": serialize({"key_hash": f"{MARKER_PREFIX}{counter.value}#{unit}#{tenant}", "month": month})}
+            update = {**self._counting(tenant, month, [counter], capped=capped),
+                      **({"ReturnValuesOnConditionCheckFailure": "ALL_OLD"} if capped else {})}
+            outcome, old = self._transact_once([{"Put": marker}, {"Update": update}])
+            if outcome == "counted":
+                charged += 1
+            elif outcome == "refused":  # the counter's condition failed: the item as it was says why
+                return charged, _refusal(deserialize(old) if old else self._item(tenant), month, [counter])
+        return charged, None
+
+    def _transact_once(self, writes: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        """("counted" | "before" (the marker exists) | "refused", the refusing tenant item if returned)."""
+        for attempt in range(1, _TRIES + 1):
+            try:
+                self._db.transact_write_items(TransactItems=writes)
+                return "counted", {}
+            except ClientError as exc:
+                cancelled: list[Any] = list(exc.response.get("CancellationReasons") or [])
+                reasons = [r.get("Code") for r in cancelled]
+                if reasons[:1] == ["ConditionalCheckFailed"]:
+                    return "before", {}
+                if reasons[1:2] == ["ConditionalCheckFailed"]:
+                    return "refused", dict(cancelled[1].get("Item") or {})
+                if "TransactionConflict" not in reasons or attempt == _TRIES:
+                    raise DependencyError("tenant store unavailable") from exc
+            except BotoCoreError as exc:
+                raise DependencyError("tenant store unavailable") from exc
+        raise AssertionError("unreachable")
+
+    def _item(self, tenant: str) -> dict[str, Any]:
+        item = self._call("get_item", TableName=self._table, Key=self._key(tenant), ConsistentRead=True).get("Item")
+        return deserialize(item) if item else {}
+
+    def _counting(self, tenant: str, month: str, counters: Sequence[Counter], *, capped: bool) -> dict[str, Any]:
+        """The UpdateItem that adds one to each counter; `capped`: only while the tenant is active and
+        every counter is below its limit. A counter that does not exist yet is 0, so it passes only a
+        limit above 0."""
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {":one": 1}
+        adds, conditions = [], ["(attribute_not_exists(#s) OR #s = :active)"]
+        for i, counter in enumerate(counters):
+            names[f"#c{i}"], names[f"#l{i}"] = counter_attribute(counter, month), limit_attribute(counter)
+            adds.append(f"#c{i} :one")
+            conditions.append(f"(attribute_not_exists(#l{i}) OR (attribute_exists(#c{i}) AND #c{i} < #l{i})"
+                              f" OR (attribute_not_exists(#c{i}) AND #l{i} > :zero))")
+        update: dict[str, Any] = {"TableName": self._table, "Key": self._key(tenant), "UpdateExpression": "ADD " + ", ".join(adds)}
+        if capped:
+            names["#s"] = "status"
+            values.update({":zero": 0, ":active": TenantStatus.ACTIVE.value})
+            update["ConditionExpression"] = " AND ".join(conditions)
+        else:
+            names = {k: v for k, v in names.items() if k.startswith("#c")}
+        return {**update, "ExpressionAttributeNames": names, "ExpressionAttributeValues": serialize(values)}
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:

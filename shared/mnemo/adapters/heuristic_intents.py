@@ -1,6 +1,6 @@
 """`IntentAnnotator` without a model: a table of cue words per label, honestly named.
 
-Labels (docs/facts.md): goal, preference, commitment, constraint, decision, belief. The evidence is
+Labels: `mnemo.domain.intents.INTENT_LABELS` (docs/facts.md). The evidence is
 the cue that matched; confidence is lower for a cue in the sentence than for the predicate itself.
 """
 
@@ -22,10 +22,13 @@ SENTENCE_CONFIDENCE = 0.6
 
 
 class HeuristicIntentAnnotator:
-    def annotate(self, sentence: str, predicate: str) -> dict[str, object] | None:
+    name = "heuristic"
+
+    def annotate(self, sentence: str, predicate: str, *, episode: str | None = None) -> dict[str, object] | None:
+        """The episode is not read: a cue outside the fact's own words would label the wrong edge."""
         for text, confidence in ((predicate, PREDICATE_CONFIDENCE), (sentence, SENTENCE_CONFIDENCE)):
             for label, cue in _CUES:
                 match = cue.search(text)
                 if match:
-                    return {"label": label, "confidence": confidence, "evidence": match.group(0), "annotator": "heuristic"}
+                    return {"label": label, "confidence": confidence, "evidence": match.group(0), "annotator": self.name}
         return None

@@ -1,5 +1,5 @@
-"""`FactIndex` in process: BM25 over each fact's sentence and entity names, exact cosine over its
-sentence embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
+"""`FactIndex` in process: BM25 over each fact's sentence, canonical form and entity names, exact
+cosine over its embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
 
 Fact sets are small next to memories (a sentence each), so a partition is scored in full with plain
 Python. The OpenSearch twin is `opensearch_facts.OpenSearchFactIndex` (MNEMO_INDEX=opensearch).
@@ -19,11 +19,12 @@ from mnemo.ports import FactDocument, FactHit
 
 Partition = tuple[str, str, str]
 NAMES_BOOST = 0.5  # entity names mostly repeat the sentence's words; they break ties between facts
+CANONICAL_BOOST = 1.0  # the canonical words are the fact's meaning, worth its own words (docs/facts.md)
 
 
 class LocalFactIndex:
     def __init__(self) -> None:
-        self._docs: dict[Partition, dict[str, tuple[FactDocument, Counter[str], Counter[str]]]] = {}
+        self._docs: dict[Partition, dict[str, tuple[FactDocument, Counter[str], Counter[str], Counter[str]]]] = {}
         self._where: dict[tuple[str, str], Partition] = {}  # (tenant, uuid) -> its partition
         self._lock = threading.Lock()
 
@@ -40,7 +41,8 @@ class LocalFactIndex:
                         doc = doc.model_copy(update={"vector": before[0].vector})  # noqa: PLW2901
                 self._remove(doc.tenant, doc.fact_uuid)
                 part = (doc.tenant, doc.user_id, doc.group_id)
-                terms = (Counter(tokenize(doc.sentence)), Counter(tokenize(" ".join(doc.names))))
+                terms = (Counter(tokenize(doc.sentence)), Counter(tokenize(" ".join(doc.names))),
+                         Counter(tokenize(doc.canonical)))
                 self._docs.setdefault(part, {})[doc.fact_uuid] = (doc, *terms)
                 self._where[(doc.tenant, doc.fact_uuid)] = part
 
@@ -59,12 +61,14 @@ class LocalFactIndex:
         if not rows:
             return []
         query = set(tokenize(text))
-        fields = [_Stats(query, [r[1] for r in rows]), _Stats(query, [r[2] for r in rows])]
-        lexical = {doc.fact_uuid: fields[0].score(terms) + NAMES_BOOST * fields[1].score(names) for doc, terms, names in rows}
-        semantic = {doc.fact_uuid: clamp01(_cosine(vector, doc.vector)) for doc, _, _ in rows} if vector else {}
+        fields = [_Stats(query, [r[1] for r in rows]), _Stats(query, [r[2] for r in rows]),
+                  _Stats(query, [r[3] for r in rows])]
+        lexical = {doc.fact_uuid: fields[0].score(terms) + NAMES_BOOST * fields[1].score(names)
+                   + CANONICAL_BOOST * fields[2].score(canonical) for doc, terms, names, canonical in rows}
+        semantic = {row[0].fact_uuid: clamp01(_cosine(vector, row[0].vector)) for row in rows} if vector else {}
         top = [u for u, s in sorted(lexical.items(), key=lambda x: -x[1])[:k] if s > 0]
         top += sorted(semantic, key=lambda u: -semantic[u])[:k]
-        docs = {doc.fact_uuid: doc for doc, _, _ in rows}
+        docs = {row[0].fact_uuid: row[0] for row in rows}
         return [FactHit(fact_uuid=u, entity_ids=docs[u].entity_ids, names=docs[u].names, lexical=lexical[u],
                         semantic=semantic.get(u, 0.0)) for u in dict.fromkeys(top)]
 

@@ -13,17 +13,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemo.adapters import opensearch_queries as q
-from mnemo.adapters.local_fact_index import NAMES_BOOST
+from mnemo.adapters.local_fact_index import CANONICAL_BOOST, NAMES_BOOST
 from mnemo.domain.namespace import Namespace
 from mnemo.ports import FactDocument
 
 # Bump on an incompatible mapping change; `python -m mnemo.cli reindex` fills the new index.
-FACT_MAPPING_VERSION = 1
+FACT_MAPPING_VERSION = 2  # 2: `canonical` (the fact in canonical words)
 # A document's `version`: one with a vector outranks one without, so a lexical-only write (a worker
 # batch whose embedding failed) never erases a vector an earlier write stored. Fact sentences never
 # change for a uuid, so nothing else needs ordering.
 LEXICAL_ONLY, EMBEDDED = 1, 2
-FACT_LEXICAL_FIELDS = {"sentence": 1.0, "names": NAMES_BOOST}
+FACT_LEXICAL_FIELDS = {"sentence": 1.0, "canonical": CANONICAL_BOOST, "names": NAMES_BOOST}
 FACT_HIT_SOURCE = ["fact_uuid", "entity_ids", "names", "version"]
 _KEYWORD_FIELDS = ("tenant", "user_id", "group_id", "fact_uuid", "entity_ids", "embedding_model")
 
@@ -37,6 +37,7 @@ def fact_index_body(dimension: int) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORD_FIELDS}
     properties.update({
         "sentence": {"type": "text", "analyzer": "mnemo_text"},
+        "canonical": {"type": "text", "analyzer": "mnemo_text"},
         "names": {"type": "text", "analyzer": "mnemo_text"},
         "vector": {"type": "knn_vector", "dimension": dimension, "method": q.KNN_METHOD},
         "version": {"type": "integer"},
@@ -57,7 +58,7 @@ def fact_version(doc: FactDocument) -> int:
 def fact_source(doc: FactDocument, embedding_model: str) -> dict[str, Any]:
     source: dict[str, Any] = {
         "tenant": doc.tenant, "user_id": doc.user_id, "group_id": doc.group_id, "fact_uuid": doc.fact_uuid,
-        "sentence": doc.sentence, "names": list(doc.names), "entity_ids": list(doc.entity_ids),
+        "sentence": doc.sentence, "canonical": doc.canonical, "names": list(doc.names), "entity_ids": list(doc.entity_ids),
         "version": fact_version(doc),
     }
     if doc.vector is not None:
@@ -83,7 +84,8 @@ def fact_knn_body(vector: Sequence[float], k: int, scope: dict[str, Any]) -> dic
 
 
 def fact_lexical_body(text: str, k: int, scope: dict[str, Any]) -> dict[str, Any]:
-    """BM25 over the sentence and (boosted down) the entity names, summed: the local index's signal."""
+    """BM25 over the sentence, the canonical form and (boosted down) the entity names, summed: the
+    local index's signal."""
     fields = [f"{name}^{boost}" for name, boost in FACT_LEXICAL_FIELDS.items()]
     return {
         "size": k,

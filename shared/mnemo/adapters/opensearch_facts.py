@@ -1,5 +1,5 @@
 """`FactIndex` on OpenSearch: a second physical index next to the memories index
-(`<MNEMO_OPENSEARCH_INDEX>-facts-v1`, bodies in `opensearch_fact_queries`), on the same kind of client
+(`<MNEMO_OPENSEARCH_INDEX>-facts-v2`, bodies in `opensearch_fact_queries`), on the same kind of client
 (`opensearch_base`: SigV4, version check, index created before the first write).
 
 Ids and writes follow the memories index (docs/index-mapping.md, "Ids, writes and no refresh"):

@@ -186,6 +186,23 @@ def fact_sentence(subject: str, predicate: str, obj: str) -> str:
     return f"{subject} {canonical_predicate(predicate)} {obj}"
 
 
+def canonical_words(sentence: str, subject: str, predicate: str, obj: str) -> str:
+    """The triple in canonical words (`predicate` already through the synonym table), for the facts
+    index; empty when the sentence says just that (its words would count twice)."""
+    canonical = fact_sentence(subject, predicate, obj)
+    return "" if canonical.casefold() == " ".join(sentence.split()).casefold() else canonical
+
+
+def canonical_form(fact: Fact) -> str:
+    return canonical_words(fact.fact, fact.subject.name, fact.predicate, fact.object.name)
+
+
+def embedding_text(sentence: str, canonical: str) -> str:
+    """What a fact's vector embeds: its own words, then its canonical form when that differs, so a
+    question in the canonical words ("where does Alice work") is near "Alice joined Acme" too."""
+    return f"{sentence}; {canonical}" if canonical else sentence
+
+
 def _ref(entity: Entity) -> EntityRef:
     return EntityRef(id=entity.id, name=entity.name, type=entity.type)
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.extraction import Fact as ExtractedFact
 from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
+from mnemo.domain.intents import is_annotated
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
 from mnemo.ports import (
@@ -30,6 +31,8 @@ from mnemo.ports import (
 from mnemo.services.enrichment_batch import Batch, Derived, by_tenant, entity_key
 from mnemo.services.erasure import ErasureService
 from mnemo.services.fact_upkeep import FactUpkeep
+from mnemo.services.intents import annotate_edge
+from mnemo.services.metering import Meter
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +87,9 @@ class EnrichmentService:
         upkeep: FactUpkeep | None = None,
         erasure: ErasureService | None = None,
         clock: Callable[[], datetime] = utcnow,
+        meter: Meter | None = None,
     ) -> None:
+        self._meter = meter or Meter()  # counts the intents credits of annotated edges
         self._upkeep = upkeep
         self._erasure = erasure
         self._store = store
@@ -130,11 +135,14 @@ class EnrichmentService:
                 item.error = exc
         live = [p for p in prepared if p.extraction is not None]
         if live:
-            # One embedding call for the batch: each memory's text, then its fact sentences (facts index).
+            # One embedding call for the batch: each memory's text, then its facts (sentence and
+            # canonical form, FactUpkeep.embedding_text) for the facts index, keyed by sentence.
             texts = [p.extraction.normalized_text for p in live]  # type: ignore[union-attr]
             sentences = [(p, fact_text(f)) for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
+            fact_texts = [self._upkeep.embedding_text(fact_text(f), f.subject, f.predicate, f.object)
+                          for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
             try:
-                vectors = self._embedder.embed(texts + [s for _, s in sentences])
+                vectors = self._embedder.embed(texts + fact_texts)
                 for item, vector in zip(live, vectors[: len(live)], strict=True):
                     item.vector = vector
                 for (item, sentence), vector in zip(sentences, vectors[len(live):], strict=True):
@@ -268,7 +276,7 @@ class EnrichmentService:
         if self._upkeep is not None:
             self._upkeep.reconcile(self._upkeep.groups([*before, *after]), actor="enrichment", at=now)
             self._upkeep.index(after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
-            self._upkeep.count_intents(after, now)  # once per edge: a replay charges nothing
+            self._meter.count_intents(memory.tenant, [f.uuid for f in after if is_annotated(f.intent_meta)])  # once per edge
 
     def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;
@@ -292,8 +300,9 @@ class EnrichmentService:
             for f in extraction.facts
         ]
         if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
-            annotate = self._upkeep.annotator.annotate  # asked for by add_episode(extract_intent=true)
-            facts = [f.model_copy(update={"intent_meta": annotate(f.fact, f.predicate)}) for f in facts]
+            annotator = self._upkeep.annotator  # asked for by add_episode(extract_intent=true)
+            facts = [f.model_copy(update={"intent_meta": annotate_edge(annotator, f.fact, f.predicate, memory.raw)})
+                     for f in facts]
         return list({f.uuid: f for f in facts}.values())
 
     def _previous(self, memory: Memory) -> IndexDocument | None:

@@ -1,4 +1,4 @@
-"""Search over facts: hybrid (sentence embedding, BM25 over sentence and entity names, graph
+"""Search over facts: hybrid (embedding, BM25 over sentence, canonical form and entity names, graph
 proximity to the entities the query names), hydrated from the store, which alone decides what is
 active, and scored in [0, 1] (docs/facts.md).
 """

@@ -12,16 +12,15 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 
-from mnemo.domain.graph import Fact, FactStatus, graph_key
+from mnemo.domain.graph import Fact, FactStatus, canonical_form, canonical_words, embedding_text, graph_key
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
 from mnemo.errors import MnemoError
-from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator, UsageCounter
+from mnemo.ports import Embedder, FactDocument, FactIndex, FactStore, IntentAnnotator
 
 logger = logging.getLogger(__name__)
 
-INTENTS = "intents"  # the usage meter an annotated edge counts against (docs/facts.md)
 GROUP_LIMIT = 200  # values of one subject's single-valued predicate a recomputation reads
 PASSES = 2
 Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
@@ -29,10 +28,8 @@ Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
 
 class FactUpkeep:
     def __init__(self, facts: FactStore, predicates: PredicateTable, index: Callable[[], FactIndex],
-                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None,
-                 usage: UsageCounter | None = None) -> None:
+                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None) -> None:
         self.annotator = annotator
-        self._usage = usage
         self._facts = facts
         self.predicates = predicates
         self._index = index
@@ -69,31 +66,25 @@ class FactUpkeep:
         facts = self._facts.get_many(namespace.tenant, [e.fact_uuid for e in edges])
         return [f for f in facts if graph_key(f.namespace) == graph_key(namespace) and f.predicate == predicate]
 
-    def count_intents(self, facts: Iterable[Fact], at: datetime) -> int:
-        """One `intents` credit per annotated edge, per tenant and month (`at`'s), each edge charged
-        once however often its call is replayed. Enforcing a cap comes with quotas."""
-        if self._usage is None:
-            return 0
-        by_tenant: dict[str, list[str]] = {}
-        for fact in facts:
-            if fact.intent_meta is not None:
-                by_tenant.setdefault(fact.namespace.tenant, []).append(fact.uuid)
-        return sum(self._usage.charge(tenant, INTENTS, f"{at:%Y-%m}", uuids) for tenant, uuids in by_tenant.items())
+    def embedding_text(self, sentence: str, subject: str, predicate: str, obj: str) -> str:
+        """What the vector of a fact still to be derived embeds (the worker embeds its batch at once)."""
+        return embedding_text(sentence, canonical_words(sentence, subject, self.predicates.normalize(predicate), obj))
 
     def index(self, facts: Sequence[Fact], vectors: Mapping[str, list[float]] | None = None) -> None:
-        """Index the facts' sentences with their embeddings, in one write; when the embedder fails they
-        are indexed lexically (findable by words and by graph) and the failure is logged. `vectors`
-        (sentence -> embedding) are ones the caller already computed (the worker's batch). One write
+        """Index the facts' sentences and canonical forms with their embeddings (of `embedding_text`), in
+        one write; when the embedder fails they are indexed lexically (findable by words and by graph)
+        and the failure is logged. `vectors` (sentence -> embedding) are ones the caller already
+        computed (the worker's batch, of `self.embedding_text`). One write
         per call: on Serverless a second write within the refresh interval could not see the first."""
         if not facts:
             return
         docs = [FactDocument(tenant=f.namespace.tenant, user_id=f.namespace.user_id, group_id=f.namespace.group_id,
-                             fact_uuid=f.uuid, sentence=f.fact, names=[f.subject.name, f.object.name],
+                             fact_uuid=f.uuid, sentence=f.fact, canonical=canonical_form(f), names=[f.subject.name, f.object.name],
                              entity_ids=[f.subject.id, f.object.id]) for f in facts]
         if vectors is None and self._embedder is not None:
             try:
-                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed([d.sentence for d in docs]),
-                                   strict=True))
+                texts = [embedding_text(d.sentence, d.canonical) for d in docs]
+                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed(texts), strict=True))
             except MnemoError as exc:
                 logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
         if vectors:

@@ -14,11 +14,13 @@ from typing import NamedTuple
 
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
 from mnemo.domain.graph import Entity, EntityMention, Fact, FactAudit, FactStatus, fact_sentence, recorded_fact
+from mnemo.domain.intents import is_annotated
 from mnemo.domain.models import Principal, utcnow
 from mnemo.domain.namespace import Namespace
-from mnemo.errors import NotFoundError
+from mnemo.errors import NotFoundError, PaymentRequiredError, QuotaExceededError, TenantSuspendedError
 from mnemo.ports import FactStore, IntentAnnotator
 from mnemo.services.fact_upkeep import FactUpkeep
+from mnemo.services.intents import annotate_edge
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
@@ -53,32 +55,34 @@ class FactService:
     def record_triple(self, principal: Principal, command: RecordFactCommand, *, extract_intent: bool = False) -> Recorded:
         """Store the triple (predicate through the synonym table), retire what it replaces, index it."""
         authorize(principal, Operation.RECORD_FACT)
-        wants_intent = extract_intent and command.intent_meta is None and self._annotator is not None
-        # One counted write; an annotation also counts an intent. Past the intents limit the edge is
-        # still stored, without intent_meta, and the limit is reported once it is (docs/tenancy.md).
-        annotate = self._meter.charge(principal, Operation.RECORD_FACT, intent=wants_intent)
+        self._meter.charge(principal, Operation.RECORD_FACT)
         namespace = _namespace(principal, command)
         now = self._clock()
         nodes = self._facts.resolve(namespace, [EntityMention(name=command.subject), EntityMention(name=command.object)], now)
         predicate = self._upkeep.predicates.normalize(command.predicate) if self._upkeep else command.predicate
         sentence = fact_sentence(nodes[command.subject].name, command.predicate, nodes[command.object].name)
-        intent = command.intent_meta
-        if annotate and self._annotator is not None:
-            intent = self._annotator.annotate(sentence, predicate)
+        fact_uuid, intent, refused = self._new_id(), command.intent_meta, None
+        if extract_intent and intent is None and self._annotator is not None:
+            intent = annotate_edge(self._annotator, sentence, predicate)
+            # One credit per labelled edge, counted before the edge is stored: past the plan's limit
+            # the edge is still stored, without intent_meta, and the refusal reported (docs/tenancy.md).
+            try:
+                if is_annotated(intent):
+                    self._meter.count_intents(principal.tenant, [fact_uuid], capped=True)
+            except (QuotaExceededError, PaymentRequiredError, TenantSuspendedError) as exc:
+                intent, refused = None, exc
         fact = recorded_fact(
-            self._new_id(), namespace, nodes[command.subject], predicate, nodes[command.object],
+            fact_uuid, namespace, nodes[command.subject], predicate, nodes[command.object],
             valid_at=command.valid_at, at=now, intent_meta=intent,
         ).model_copy(update={"fact": sentence})
         stored = self._facts.record(fact, actor=principal.key_prefix)
         recorded = Recorded(stored, [])
         if self._upkeep is not None:
             self._upkeep.index([stored])
-            self._upkeep.count_intents([stored], now)
             retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
             edge = self._facts.get(principal.tenant, stored.uuid) or stored
             recorded = Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
-        if wants_intent and not annotate:
-            refused = self._meter.intent_refused()
+        if refused is not None:
             refused.message = f"{refused.message}; edge {stored.uuid} was stored without intent_meta"
             raise refused
         return recorded

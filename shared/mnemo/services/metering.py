@@ -10,7 +10,7 @@ a refusal costs nothing more (the failed write returns the item as it was). docs
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from mnemo.domain.models import Principal, utcnow
@@ -31,7 +31,7 @@ __all__ = ["METERED", "Meter"]
 
 # Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts.
 # Retrievals: get, browse/list, search, fact and entity reads. Intents: counted per annotated edge
-# (`Meter.charge(..., intent=True)`). Archive, erasure, status and key admin are never counted.
+# (`Meter.count_intents`). Archive, erasure, status and key admin are never counted.
 METERED: dict[Operation, Counter] = {
     Operation.CAPTURE: Counter.WRITES,
     Operation.EDIT: Counter.WRITES,
@@ -56,33 +56,28 @@ class Meter:
         self._store = store
         self._clock = clock
 
-    def charge(self, principal: Principal, operation: Operation, *, intent: bool = False) -> bool:
-        """Count `operation` (and an intent annotation when `intent`) or raise why not. Returns whether
-        the intent was counted: an intent refused for its own limit alone still counts the write and
-        answers False (the caller stores its result without the annotation, then reports the limit)."""
+    def charge(self, principal: Principal, operation: Operation) -> None:
+        """Count `operation` against the caller's tenant, or raise why not."""
         counter = METERED.get(operation)
         if self._store is None or counter is None:
-            return intent
-        counters = [counter, Counter.INTENTS] if intent else [counter]
+            return
         now = self._clock()
-        refused = self._store.charge(principal.tenant, month_of(now), counters)
-        if refused == Counter.INTENTS:
-            self._raise_unless_counted(principal.tenant, counter, now)
-            return False
+        refused = self._store.charge(principal.tenant, month_of(now), [counter])
         if refused is not None:
             raise _error(refused, now)
-        return intent
 
-    def intent_refused(self) -> QuotaExceededError:
-        """The error to report after storing a result without its intent annotation."""
+    def count_intents(self, tenant: str, edge_uuids: Sequence[str], *, capped: bool = False) -> int:
+        """One `intents` credit per annotated edge, each edge counted once however often the call that
+        annotated it is replayed (an SQS redelivery, a reindex, a retried transaction); returns how many
+        were counted now. `capped` (record_fact, before it stores the edge): raise the plan's refusal
+        instead of counting past it; the worker counts edges of an episode already accepted, uncapped."""
+        if self._store is None or not edge_uuids:
+            return 0
         now = self._clock()
-        return _limit(Counter.INTENTS, now)
-
-    def _raise_unless_counted(self, tenant: str, counter: Counter, now: datetime) -> None:
-        assert self._store is not None
-        refused = self._store.charge(tenant, month_of(now), [counter])
+        charged, refused = self._store.charge_units(tenant, month_of(now), Counter.INTENTS, edge_uuids, capped=capped)
         if refused is not None:
             raise _error(refused, now)
+        return charged
 
     def usage(self, tenant: str) -> Usage:
         now = self._clock()
