@@ -272,6 +272,15 @@ class GraphStore(Protocol):
     def links(self, tenant: str, memory_id: str) -> list[Link]: ...
 
 
+@dataclass(frozen=True)
+class DerivedFacts:
+    """A memory's derived facts around `FactStore.replace_derived`: what it supported before (any
+    status) and the active facts it supports now."""
+
+    before: list[Fact]
+    after: list[Fact]
+
+
 class FactStore(Protocol):
     """The fact graph: entity nodes with their alias table, facts (edges) with their audit rows, and
     the adjacency a traversal reads. Keyed by tenant, user and group. Design: docs/table-design.md."""
@@ -286,12 +295,12 @@ class FactStore(Protocol):
     def entities(self, namespace: Namespace, entity_ids: Sequence[str]) -> list[Entity]:
         """The nodes of this namespace with these ids (missing ids skipped)."""
 
-    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> list[Fact]:
+    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> DerivedFacts:
         """Make `facts` the active facts derived from `memory` (at its version): new ones are created,
         existing ones gain the memory as a source, a fact no memory says any more is deactivated.
         Facts that are not active (retracted, invalidated) and recorded facts are left as they are;
-        so are the facts of other memories. Returns the active facts derived from the memory.
-        `facts=[]` withdraws the memory's support (archive)."""
+        so are the facts of other memories. Returns what the memory supported before (any status)
+        and the active facts derived from it now. `facts=[]` withdraws the memory's support (archive)."""
 
     def record(self, fact: Fact, *, actor: str) -> Fact:
         """Store a new recorded fact (ConflictError if the uuid exists) with its `created` audit row."""

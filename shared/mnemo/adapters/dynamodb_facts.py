@@ -9,7 +9,7 @@ memory's provenance record. A lost race re-reads and re-applies (three tries), t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any, Literal
@@ -53,6 +53,7 @@ from mnemo.domain.graph import (
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import ConflictError, DependencyError, NotFoundError, retry_on_conflict
+from mnemo.ports import DerivedFacts
 
 _BATCH_GET_LIMIT = 100
 ENRICHMENT_ACTOR = "enrichment"
@@ -65,8 +66,20 @@ class DynamoDbFactStore:
 
     # -- entities ------------------------------------------------------------------------
     def resolve(self, namespace: Namespace, mentions: Sequence[EntityMention], at: datetime) -> dict[str, Entity]:
+        """Every mention's names in one read of the name table and its nodes in one more; a write only
+        for a name claimed or a node created (a worker's batch names the same few entities again and
+        again: those cost the two reads, shared)."""
         ns = graph_namespace(namespace)
-        return {mention.name: self._resolve_one(ns, mention, at) for mention in mentions}
+        spellings = [_spellings(m) for m in mentions]
+        mapped = self._names(ns, [k for s in spellings for k in s])
+        node_ids = [self._claim_names(ns, m, list(s), s, mapped) for m, s in zip(mentions, spellings, strict=True)]
+        existing = {e.id: e for e in self.entities(ns, [node_id for node_id, _ in node_ids])}
+        resolved: dict[str, Entity] = {}
+        for mention, keys, (node_id, claimed) in zip(mentions, spellings, node_ids, strict=True):
+            if node_id not in existing or claimed:
+                existing[node_id] = self._upsert_node(ns, node_id, mention, next(iter(keys)), claimed, at)
+            resolved[mention.name] = existing[node_id]
+        return resolved
 
     def find_entity(self, namespace: Namespace, name: str) -> Entity | None:
         ns = graph_namespace(namespace)
@@ -80,23 +93,20 @@ class DynamoDbFactStore:
         found = {e.id: e for e in map(item_to_entity, items) if graph_key(e.namespace) == graph_key(ns)}
         return [found[i] for i in dict.fromkeys(entity_ids) if i in found]
 
-    def _resolve_one(self, ns: Namespace, mention: EntityMention, at: datetime) -> Entity:
-        """Name table first (the mention's own name, then its aliases); a new name gets the node its
-        canonical form derives, claimed with `attribute_not_exists` so a concurrent resolver agrees."""
-        spelling: dict[str, str] = {}  # canonical key -> the first spelling of it in this mention
-        for name in [mention.name, *mention.aliases]:
-            if canonical_key(name):
-                spelling.setdefault(canonical_key(name), name)
-        keys = list(spelling)
-        mapped = self._names(ns, keys)
+    def _claim_names(self, ns: Namespace, mention: EntityMention, keys: list[str], spelling: dict[str, str],
+                     mapped: dict[str, str]) -> tuple[str, list[str]]:
+        """The mention's node (the name table's, else the one its canonical form derives) and the
+        spellings claimed for it now, each with `attribute_not_exists` so a concurrent resolver agrees;
+        `mapped` (the name table as read) learns the claims, so later mentions of the call see them."""
         node_id = next((mapped[k] for k in keys if k in mapped), None) or entity_id(ns, mention.name)
         claimed: list[str] = []
         for key in (k for k in keys if k not in mapped):
             if self._claim_name(ns, key, node_id):
                 claimed.append(spelling[key])
+                mapped[key] = node_id
             elif key == keys[0]:
-                node_id = self._names(ns, [key])[key]  # lost the race for the main name: use the winner
-        return self._upsert_node(ns, node_id, mention, keys[0], claimed, at)
+                node_id = mapped[key] = self._names(ns, [key])[key]  # lost the race for the main name: use the winner
+        return node_id, claimed
 
     def _names(self, ns: Namespace, keys: Sequence[str]) -> dict[str, str]:
         items = self._batch_get([(name_pk(ns, k), NAME_SK) for k in keys])
@@ -142,39 +152,50 @@ class DynamoDbFactStore:
         return item_to_entity(deserialize(response["Attributes"]))
 
     # -- facts: derived ------------------------------------------------------------------
-    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> list[Fact]:
+    def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> DerivedFacts:
+        """One Query (the memory's provenance) and one BatchGetItem (those facts and the wanted ones),
+        then a transaction per fact that changes; a replay writes nothing."""
         wanted = {f.uuid: f for f in facts}
         previous = self._provenance(memory.tenant, memory.id)
+        current = {f.uuid: f for f in self.get_many(memory.tenant, [*previous, *wanted])}
+        after: list[Fact] = []
         for fact in wanted.values():
-            retry_on_conflict(partial(self._support, memory, fact, at))
+            read = _read_once(current.get(fact.uuid), partial(self.get, memory.tenant, fact.uuid))
+            supported = retry_on_conflict(partial(self._support, memory, fact, at, read))
+            if supported is not None and supported.status == FactStatus.ACTIVE:
+                after.append(supported)
         for fact_uuid in [u for u in previous if u not in wanted]:
-            retry_on_conflict(partial(self._withdraw, memory, fact_uuid, at))
-        return [f for f in self.for_memory(memory.tenant, memory.id) if f.status == FactStatus.ACTIVE]
+            read = _read_once(current.get(fact_uuid), partial(self.get, memory.tenant, fact_uuid))
+            retry_on_conflict(partial(self._withdraw, memory, fact_uuid, at, read))
+        return DerivedFacts(before=[current[u] for u in previous if u in current], after=after)
 
-    def _support(self, memory: Memory, fact: Fact, at: datetime) -> None:
+    def _support(self, memory: Memory, fact: Fact, at: datetime, read: Callable[[], Fact | None]) -> Fact | None:
+        """The fact as this memory leaves it (None: not stored, e.g. retracted facts stay as they are)."""
         source = FactSource(memory_id=memory.id, version=memory.version)
-        current = self.get(memory.tenant, fact.uuid)
+        current = read()
         if current is None:
             created = fact.model_copy(update={"sources": [source], "status": FactStatus.ACTIVE, "revision": 1})
             self._commit(None, created, _audit(created, "created", at, memory_id=memory.id), support=memory.id)
-            return
+            return created
         known = current.source_version(memory.id)
         if current.status == FactStatus.ACTIVE:
             if known == memory.version:
-                return  # a replay: already says exactly this
+                return current  # a replay: already says exactly this
             sources = [s for s in current.sources if s.memory_id != memory.id] + [source]
             updated = current.model_copy(update={"sources": sources, "revision": current.revision + 1})
             audit = _audit(updated, "source_added", at, memory_id=memory.id, reason=f"version {memory.version}")
             self._commit(current, updated, audit, support=memory.id)
-        elif current.unsupported:  # no memory said it any more; this one says it again
+            return updated
+        if current.unsupported:  # no memory said it any more; this one says it again
             revived = current.model_copy(update={
                 "sources": [source], "status": FactStatus.ACTIVE, "expired_at": None, "revision": current.revision + 1,
             })
             self._commit(current, revived, _audit(revived, "reactivated", at, memory_id=memory.id), support=memory.id)
-        # else retracted or superseded: left as it is (a retracted fact stays retracted)
+            return revived
+        return current  # retracted or superseded: left as it is
 
-    def _withdraw(self, memory: Memory, fact_uuid: str, at: datetime) -> None:
-        current = self.get(memory.tenant, fact_uuid)
+    def _withdraw(self, memory: Memory, fact_uuid: str, at: datetime, read: Callable[[], Fact | None]) -> None:
+        current = read()
         if current is None:
             self._call("delete_item", TableName=self._table,
                        Key=serialize({"pk": memory_pk(memory.tenant, memory.id), "sk": PROVENANCE_PREFIX + fact_uuid}))
@@ -384,6 +405,21 @@ def _audit(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACT
     return FactAudit(fact_uuid=fact.uuid, revision=fact.revision, action=action, actor=actor, at=at, reason=reason,
                      memory_id=memory_id, invalidated_by=invalidated_by)
 
+
+
+def _spellings(mention: EntityMention) -> dict[str, str]:
+    """Canonical key -> the first spelling of it among the mention's name and aliases (name first)."""
+    spelling: dict[str, str] = {}
+    for name in [mention.name, *mention.aliases]:
+        if canonical_key(name):
+            spelling.setdefault(canonical_key(name), name)
+    return spelling
+
+
+def _read_once(prefetched: Fact | None, read: Callable[[], Fact | None]) -> Callable[[], Fact | None]:
+    """The batch read's answer for a first attempt; a retry after a lost race reads again."""
+    answers: list[Fact | None] = [prefetched]
+    return lambda: answers.pop() if answers else read()
 
 
 def _dependency(exc: Exception) -> DependencyError:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.extraction import Fact as ExtractedFact
-from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact
+from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact, graph_key
 from mnemo.domain.intents import is_annotated
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
 from mnemo.errors import ConflictError, MnemoError
@@ -30,7 +30,7 @@ from mnemo.ports import (
 )
 from mnemo.services.enrichment_batch import Batch, Derived, by_tenant, entity_key
 from mnemo.services.erasure import ErasureService
-from mnemo.services.fact_upkeep import FactUpkeep
+from mnemo.services.fact_upkeep import FactUpkeep, Group
 from mnemo.services.intents import annotate_edge
 from mnemo.services.metering import Meter
 
@@ -62,6 +62,19 @@ class Prepared:
 
 MAX_ALIASES = 10  # per entity and memory: an extractor's aliases become keys of the name table
 MAX_ALIAS_CHARS = 200
+
+
+def mentions(extraction: Extraction) -> dict[str, EntityMention]:
+    """The entities an extraction's facts need, by canonical name: its entities (with their
+    aliases), then each fact's subject and object."""
+    found: dict[str, EntityMention] = {}
+    for entity in extraction.entities:
+        found.setdefault(canonical_key(entity.name), EntityMention(
+            name=entity.name, type=entity.kind,
+            aliases=[a for a in entity.aliases if a.strip() and len(a) <= MAX_ALIAS_CHARS][:MAX_ALIASES]))
+    for name in (n for f in extraction.facts for n in (f.subject, f.object)):
+        found.setdefault(canonical_key(name), EntityMention(name=name))
+    return found
 
 
 def fact_text(fact: ExtractedFact) -> str:
@@ -168,6 +181,9 @@ class EnrichmentService:
         for the batch after the derived writes, also when they fail (undo: whatever this enrichment
         wrote is deleted again), so nothing derived outlives the erasure."""
         batch = Batch()
+        for item in items:
+            if item.memory is not None and item.extraction is not None and item.extraction.facts:
+                batch.mention(graph_key(item.memory.namespace), mentions(item.extraction))
         planned: list[tuple[Prepared, Memory, Derived]] = []
         for item in items:
             if item.error is not None:
@@ -192,6 +208,7 @@ class EnrichmentService:
                     item.error = exc
                     self._undo_failed(item, memory, derived.entities, derived.index_ids)
                 planned = [p for p in planned if p[2].change is None]
+        planned = self._reconcile(planned)
         for tenant, group in by_tenant([item for item, _, _ in planned]).items():
             try:
                 erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
@@ -214,21 +231,36 @@ class EnrichmentService:
         """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
-            self._replace_facts(memory, [])  # its facts lose this source
+            groups = self._replace_facts(memory, [])  # its facts lose this source
             self._graph.clear(memory)
-            return Derived(memory.category, memory.entities, memory.importance, [])
+            return Derived(memory.category, memory.entities, memory.importance, [], groups=groups)
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory)
         links = self._links(memory, entities, vector, previous, batch)
-        self._replace_facts(memory, self._derive_facts(memory, extraction), item.fact_vectors)
+        groups = self._replace_facts(memory, self._derive_facts(memory, extraction, batch), item.fact_vectors)
         change = self._graph.plan(memory, entities, links)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
         batch.planned(memory, entities, links)
-        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change)
+        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups)
+
+    def _reconcile(self, planned: list[tuple[Prepared, Memory, Derived]]) -> list[tuple[Prepared, Memory, Derived]]:
+        """The timelines the batch's fact changes touched, recomputed once for the batch (a group two
+        memories share is read once); failing fails the tasks that touched them (a replay redoes it)."""
+        groups = {group for _, _, derived in planned for group in derived.groups}
+        if self._upkeep is None or not groups:
+            return planned
+        try:
+            self._upkeep.reconcile(groups, actor="enrichment", at=self._clock())
+        except Exception as exc:  # noqa: BLE001 - kept per task
+            for item, memory, derived in [p for p in planned if p[2].groups]:
+                item.error = exc
+                self._undo_failed(item, memory, derived.entities, derived.index_ids)
+            return [p for p in planned if not p[2].groups]
+        return planned
 
     def _undo_failed(self, item: Prepared, memory: Memory, entities: list[str], index_ids: list[str] | None = None) -> None:
         try:
@@ -265,34 +297,33 @@ class EnrichmentService:
             return self._extractor.extract(memory.raw)
         return Extraction(normalized_text=memory.normalized_text)
 
-    def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> None:
-        """The memory's derived facts become `facts`; the timelines of what it said before and says
-        now are recomputed (a withdrawn fact gives back what it had retired); new facts are indexed."""
-        before = self._facts.for_memory(memory.tenant, memory.id) if self._upkeep else []
-        if self._upkeep is not None and not facts and not before:
-            return  # said nothing before, says nothing now: no fact writes (saves two Queries a memory)
+    def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> set[Group]:
+        """The memory's derived facts become `facts` (one provenance Query and one BatchGetItem, then a
+        transaction per fact that changes); new facts are indexed. Returns the timelines of what it
+        said before and says now, which `complete_batch` recomputes once for the whole batch (a
+        withdrawn fact gives back what it had retired)."""
         now = self._clock()
-        after = self._facts.replace_derived(memory, facts, now)
-        if self._upkeep is not None:
-            self._upkeep.reconcile(self._upkeep.groups([*before, *after]), actor="enrichment", at=now)
-            self._upkeep.index(after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
-            self._meter.count_intents(memory.tenant, [f.uuid for f in after if is_annotated(f.intent_meta)])  # once per edge
+        derived = self._facts.replace_derived(memory, facts, now)
+        if self._upkeep is None:
+            return set()
+        self._upkeep.index(derived.after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
+        self._meter.count_intents(memory.tenant, [f.uuid for f in derived.after if is_annotated(f.intent_meta)])  # once per edge
+        return self._upkeep.groups([*derived.before, *derived.after])
 
-    def _derive_facts(self, memory: Memory, extraction: Extraction) -> list[Fact]:
+    def _derive_facts(self, memory: Memory, extraction: Extraction, batch: Batch) -> list[Fact]:
         """The extraction's triples as facts between resolved entities of the memory's namespace;
-        event time is when the memory was captured."""
+        event time is when the memory was captured. The first memory of a namespace resolves the
+        entities every memory of the batch names there (one `resolve`, shared)."""
         if not extraction.facts:
             return []
-        mentions: dict[str, EntityMention] = {}
-        for entity in extraction.entities:
-            mentions.setdefault(canonical_key(entity.name), EntityMention(
-                name=entity.name, type=entity.kind,
-                aliases=[a for a in entity.aliases if a.strip() and len(a) <= MAX_ALIAS_CHARS][:MAX_ALIASES]))
-        for name in (n for f in extraction.facts for n in (f.subject, f.object)):
-            mentions.setdefault(canonical_key(name), EntityMention(name=name))
         now = self._clock()
-        resolved = self._facts.resolve(memory.namespace, list(mentions.values()), now)
-        nodes = {canonical_key(name): entity for name, entity in resolved.items()}
+        space = graph_key(memory.namespace)
+        wanted = {**mentions(extraction), **batch.mentions.get(space, {})}
+        unresolved = [m for key, m in wanted.items() if (space, key) not in batch.entities]
+        if unresolved:
+            for name, entity in self._facts.resolve(memory.namespace, unresolved, now).items():
+                batch.entities[(space, canonical_key(name))] = entity
+        nodes = {key: batch.entities[(space, key)] for key in mentions(extraction)}
         normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
             derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],

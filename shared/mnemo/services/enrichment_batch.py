@@ -6,12 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mnemo.domain.graph import Link
+from mnemo.domain.graph import Entity, EntityMention, Link
 from mnemo.domain.models import Memory
 from mnemo.ports import GraphChange
 
+GraphKey = tuple[str, str, str]  # tenant, user, group (mnemo.domain.graph.graph_key)
+
 if TYPE_CHECKING:
     from mnemo.services.enrichment import Prepared
+    from mnemo.services.fact_upkeep import Group
 
 
 @dataclass
@@ -23,6 +26,7 @@ class Derived:
     importance: float | None
     index_ids: list[str]
     change: GraphChange | None = None
+    groups: set[Group] = field(default_factory=set)  # fact timelines to recompute for the batch
 
 
 @dataclass
@@ -33,6 +37,19 @@ class Batch:
     postings: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     peers: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)  # entity -> batch memories naming it
     incoming: dict[str, list[Link]] = field(default_factory=dict)  # memory id -> links earlier tasks made to it
+    # Fact entities by (graph key, canonical name): what the batch's memories name, resolved once.
+    mentions: dict[GraphKey, dict[str, EntityMention]] = field(default_factory=dict)
+    entities: dict[tuple[GraphKey, str], Entity] = field(default_factory=dict)
+
+    def mention(self, space: GraphKey, found: dict[str, EntityMention]) -> None:
+        """Add a memory's mentions; one named by several memories keeps every alias they give it."""
+        known = self.mentions.setdefault(space, {})
+        for key, mention in found.items():
+            if key in known:
+                aliases = list(dict.fromkeys([*known[key].aliases, *mention.aliases]))
+                known[key] = known[key].model_copy(update={"aliases": aliases})
+            else:
+                known[key] = mention
 
     def planned(self, memory: Memory, entities: list[str], links: list[Link]) -> None:
         for name in dict.fromkeys(entity_key(e) for e in entities):
