@@ -8,8 +8,8 @@ from typing import Any
 
 from mnemo.domain.scoring import RELEVANCE_FLOOR
 from tests.integration.conftest import auth
-from tests.integration.test_r3_cross_surface import at
 from tests.integration.test_profile_thrindex import enrich
+from tests.integration.test_r3_cross_surface import at
 
 
 def thoughts(app: Any, query: str, **arguments: Any) -> dict[str, float]:
