@@ -5,7 +5,8 @@ On LoCoMo dev, ranked exactly as `ablation_locomo.py` ranks (the shipped recipe)
 - irrelevant: scores of the other turns in that top 10 (hard negatives: the best wrong hits);
 - unrelated: the top-10 scores of questions asked of *another* conversation (nothing there answers them);
 - near-verbatim: the score of a turn when the query is its own text minus the last word (every 7th turn).
-Prints percentiles and writes a histogram PNG. Run:
+Prints percentiles of the calibrated and the raw (uncalibrated) score, recall@5 with and without the
+thought tools' floor, and writes a histogram PNG. Run:
   PYTHONPATH=shared:. .venv/bin/python bench/score_calibration.py ../shared/bench/locomo-dev.json
 """
 
@@ -17,17 +18,26 @@ from pathlib import Path
 import numpy as np
 
 from bench.ablation_locomo import NOW, REPO, SCOPE, Embeddings, Variant, build
-from bench.locomo.metrics import HEADLINE_CATEGORIES
+from bench.locomo.metrics import HEADLINE, HEADLINE_CATEGORIES, by_category, score_question
 from mnemo.adapters.heuristic_extractor import HeuristicExtractor
 from mnemo.domain import scoring
 from mnemo.ports import SearchQuery
 
 OUT = Path(__file__).resolve().parent / "results" / "score_calibration.png"
+PERCENTILES = (5, 25, 50, 75, 90, 95)
 
 
 def ranked(index, text: str, vector: list[float]) -> list[scoring.Ranked]:  # noqa: ANN001
     candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=10))
     return scoring.fuse(candidates, top_k=10, now=NOW)
+
+
+def table(title: str, groups: dict[str, list[float]], floor: float) -> None:
+    print(f"\n{title}\n{'group':<14}{'n':>7}" + "".join(f"{f'p{p}':>7}" for p in PERCENTILES) + f"{'<floor':>9}")
+    for name, values in groups.items():
+        arr = np.asarray(values)
+        below = float((arr < floor).mean()) if len(arr) else 0.0
+        print(f"{name:<14}{len(arr):>7}" + "".join(f"{np.percentile(arr, p):>7.3f}" for p in PERCENTILES) + f"{below:>9.1%}")
 
 
 def main() -> int:
@@ -36,26 +46,46 @@ def main() -> int:
     conversations, _ = load(sys.argv[1])
     embed, extractor, variant = Embeddings(REPO / ".cache" / "locomo-minilm.npz"), HeuristicExtractor(), Variant("default")
     groups: dict[str, list[float]] = {"relevant": [], "irrelevant": [], "unrelated": [], "near-verbatim": []}
+    raw: dict[str, list[float]] = {name: [] for name in groups}
+    plain, floored = [], []  # per question: recall@5 of the top 10, and of the top 10 cut at the floor
+
+    def keep(name: str, hit: scoring.Ranked) -> None:
+        groups[name].append(hit.score)
+        raw[name].append(hit.components.get("raw", 0.0))  # a graph-lent neighbour has no own raw score
+
     for n, conv in enumerate(conversations):
         index = build(conv, variant, embed, extractor)
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         for q, vector in zip(questions, embed([q.question for q in questions]), strict=True):
-            for hit in ranked(index, q.question, vector):
-                groups["relevant" if hit.memory_id in q.evidence else "irrelevant"].append(hit.score)
+            hits = ranked(index, q.question, vector)
+            for hit in hits:
+                keep("relevant" if hit.memory_id in q.evidence else "irrelevant", hit)
+            plain.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
+            above = [h.memory_id for h in hits if h.score >= scoring.RELEVANCE_FLOOR]
+            floored.append(score_question(above, q.evidence, q.category))
         other = conversations[(n + 1) % len(conversations)]
         foreign = [q.question for q in other.questions if q.category in HEADLINE_CATEGORIES][:60]
         for text, vector in zip(foreign, embed(foreign), strict=True):
-            groups["unrelated"].extend(h.score for h in ranked(index, text, vector))
+            for hit in ranked(index, text, vector):
+                keep("unrelated", hit)
         turns = conv.turns[::7]
         queries = [" ".join(t.content.split()[:-1]) or t.content for t in turns]
         for turn, text, vector in zip(turns, queries, embed(queries), strict=True):
-            groups["near-verbatim"].extend(h.score for h in ranked(index, text, vector) if h.memory_id == turn.dia_id)
-    print(f"{'group':<14}{'n':>7}" + "".join(f"{f'p{p}':>7}" for p in (5, 25, 50, 75, 95, 99)) + f"{'<floor':>9}")
-    for name, values in groups.items():
-        arr = np.asarray(values)
-        below = float((arr < scoring.RELEVANCE_FLOOR).mean()) if len(arr) else 0.0
-        print(f"{name:<14}{len(arr):>7}" + "".join(f"{np.percentile(arr, p):>7.3f}" for p in (5, 25, 50, 75, 95, 99))
-              + f"{below:>9.1%}")
+            for hit in ranked(index, text, vector):
+                if hit.memory_id == turn.dia_id:
+                    keep("near-verbatim", hit)
+    table(f"calibrated score (knots {scoring.DEFAULT_WEIGHTS.calibration})", groups, scoring.RELEVANCE_FLOOR)
+    floor_raw = next(x for x, y in scoring.DEFAULT_WEIGHTS.calibration if y >= scoring.RELEVANCE_FLOOR)
+    table(f"raw weighted sum (the floor's knot: raw {floor_raw})", raw, floor_raw)
+    for label, scores in (("recall@5", plain), ("recall@5, floor applied", floored)):
+        summary = by_category(scores)
+        print(f"{label:<24}" + " ".join(f"cat{c} {summary[str(c)].recall_at_5:.3f}" for c in HEADLINE_CATEGORIES)
+              + f"  all {summary[HEADLINE].recall_at_5:.3f}")
+    plot(groups)
+    return 0
+
+
+def plot(groups: dict[str, list[float]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -75,7 +105,6 @@ def main() -> int:
     fig.tight_layout()
     fig.savefig(OUT, dpi=110)
     print(f"wrote {OUT.relative_to(REPO)}")
-    return 0
 
 
 if __name__ == "__main__":

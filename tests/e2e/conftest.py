@@ -21,6 +21,7 @@ from tests.conftest import REPO, TEST_KEY
 class LocalServer:
     base: str
     key: str
+    log: Path | None = None  # what the server printed (its banner, then its log)
 
     @property
     def mcp_url(self) -> str:
@@ -65,5 +66,5 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     log = tmp_path_factory.mktemp("server") / "server.log"
     process, base = start_server(log)
-    yield LocalServer(base=base, key=TEST_KEY)
+    yield LocalServer(base=base, key=TEST_KEY, log=log)
     stop_server(process)

@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo.domain.scoring import DEFAULT_WEIGHTS, RELEVANCE_FLOOR, Candidate, calibrate, fuse
+from mnemo.domain.scoring import (
+    DEFAULT_WEIGHTS,
+    RELEVANCE_FLOOR,
+    SEMANTIC_EVIDENCE,
+    Candidate,
+    calibrate,
+    fuse,
+    semantic_evidence,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -17,6 +25,15 @@ def test_calibration_is_monotone_and_hits_its_knots() -> None:
     for raw, expected in DEFAULT_WEIGHTS.calibration:
         assert calibrate(raw) == pytest.approx(expected)
     assert calibrate(-1.0) == 0.0 and calibrate(2.0) == 1.0
+
+
+def test_the_knots_put_measured_unrelated_hits_under_the_floor_and_near_verbatim_ones_at_0_9() -> None:
+    # Raw (uncalibrated) percentiles measured by bench/score_calibration.py on LoCoMo dev (docs/scoring.md):
+    # 90% of the hits for another conversation's questions score raw <= 0.363; near-verbatim p5 is raw 0.552.
+    assert calibrate(0.363) < RELEVANCE_FLOOR
+    assert calibrate(0.552) >= 0.9
+    # Positive control: the median relevant hit (raw 0.498) and its p5 (raw 0.354) straddle the floor as measured.
+    assert calibrate(0.498) >= RELEVANCE_FLOOR > calibrate(0.354)
 
 
 def test_a_near_verbatim_match_scores_at_least_0_9_and_an_unrelated_one_falls_below_the_floor() -> None:
@@ -32,7 +49,7 @@ def test_a_neighbour_with_no_own_relevance_is_kept_below_the_floor_and_below_dir
     # Given a verbatim hit linked (conversational predecessor, 0.6) to a memory unrelated to the query
     parent = Candidate("parent", lexical=9.0, semantic=0.95, importance=0.5, captured_at=NOW, text_tokens=8,
                        links=(("injected", 0.6),))
-    weak_direct = Candidate("weak", lexical=1.5, semantic=0.35, captured_at=NOW, text_tokens=8)
+    weak_direct = Candidate("weak", lexical=5.0, semantic=0.45, captured_at=NOW, text_tokens=8)
     ranked = fuse([parent, weak_direct], top_k=10, now=NOW, admitted={"injected"})
     by_id = {r.memory_id: r for r in ranked}
     # Then its lent score stays under the floor and under the direct match above the floor
@@ -44,8 +61,28 @@ def test_a_neighbour_that_is_relevant_itself_can_still_rise_on_its_link() -> Non
     # Positive control: a neighbour above the floor on its own keeps the best of its own and the lent score.
     parent = Candidate("parent", lexical=12.0, semantic=0.97, importance=1.0, captured_at=NOW, text_tokens=8,
                        links=(("related", 0.9),))
-    related = Candidate("related", lexical=1.0, semantic=0.3, captured_at=NOW, text_tokens=8)
+    related = Candidate("related", lexical=4.0, semantic=0.45, captured_at=NOW, text_tokens=8)
     plain = {r.memory_id: r.score for r in fuse([parent, related], top_k=10, now=NOW, expand_graph=False)}
     expanded = {r.memory_id: r for r in fuse([parent, related], top_k=10, now=NOW, admitted={"related"})}
     assert plain["related"] >= RELEVANCE_FLOOR
     assert expanded["related"].score > plain["related"] and "graph" in expanded["related"].components
+
+
+def test_in_a_store_too_small_for_bm25_a_high_cosine_with_a_shared_word_lifts_a_hit_over_the_floor() -> None:
+    # Given a store of two memories (idf ~0.4, so BM25 is tiny): the query's words are in one of them
+    # (cosine 0.82, as MiniLM measures "vault code" against "The vault code is 4711") and the other shares
+    # no word with the query but has the same cosine (near-identical notes).
+    relevant = Candidate("relevant", lexical=0.58, semantic=0.82, importance=0.5, captured_at=NOW, text_tokens=4)
+    same_cosine_no_word = Candidate("no-word", lexical=0.0, semantic=0.82, importance=0.5, captured_at=NOW, text_tokens=4)
+    scores = {r.memory_id: r.score for r in fuse([relevant, same_cosine_no_word], top_k=10, now=NOW, expand_graph=False)}
+    # Then the cosine lifts the one that shares a word above the floor, and not the other
+    assert scores["relevant"] >= RELEVANCE_FLOOR > scores["no-word"]
+    # and a verbatim query (cosine 1) in a store of one reads 0.9 whatever BM25 says
+    assert calibrate(0.42, cosine=1.0) == pytest.approx(0.9)
+
+
+def test_cosines_of_unrelated_texts_lift_nothing() -> None:
+    # The highest cosine of a hit for another conversation's question on LoCoMo dev was 0.50.
+    assert semantic_evidence(0.50) == 0.0 and semantic_evidence(None) == 0.0
+    assert calibrate(0.2, cosine=0.5) == calibrate(0.2) < RELEVANCE_FLOOR
+    assert semantic_evidence(SEMANTIC_EVIDENCE) == pytest.approx(RELEVANCE_FLOOR)  # positive control: where the lift starts

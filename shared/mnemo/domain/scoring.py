@@ -34,15 +34,21 @@ class Weights:
     length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
     # Calibration: a monotone piecewise-linear map from the weighted sum onto the score callers see, so a
     # threshold means something (docs/scoring.md, bench/score_calibration.py). Knots (raw, calibrated):
-    # a near-verbatim match (raw ≥ 0.55) reads ≥ 0.9; raw 0.2, where unrelated memories end, reads as
-    # RELEVANCE_FLOOR. Monotone, so it never changes the order of direct matches.
-    calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.2, 0.3), (0.55, 0.9), (1.0, 1.0))
+    # a near-verbatim match (raw ≥ 0.54) reads ≥ 0.9; raw 0.37, above 90% of the hits for questions about
+    # another conversation on LoCoMo, reads as RELEVANCE_FLOOR. Monotone: the ranking is the raw one's,
+    # except where `SEMANTIC_EVIDENCE` lifts a hit (LoCoMo recall@5 unchanged, docs/scoring.md).
+    calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.37, 0.3), (0.54, 0.9), (1.0, 1.0))
 
 
 DEFAULT_WEIGHTS = Weights()
 # Calibrated scores below this are unrelated to the query (measured: bench/score_calibration.py). The
 # thought tools drop them by default; a graph neighbour below it cannot be lifted above it.
 RELEVANCE_FLOOR = 0.3
+# Unrelated texts never reach this cosine (MiniLM, LoCoMo dev: hits for another conversation's questions
+# peak at 0.50, p99 0.45), so a hit at or above it that also shares a word with the query is about the
+# query even when the store is too small for BM25 to say so (a term's idf in a one-memory store is 0.29):
+# its cosine lifts it, from RELEVANCE_FLOOR here to 0.9 at cosine 1 (a verbatim query in a store of one).
+SEMANTIC_EVIDENCE = 0.55
 
 
 @dataclass(frozen=True)
@@ -105,9 +111,22 @@ def length_factor(text_tokens: int | None, pivot_tokens: float) -> float:
     return math.sqrt(min(1.0, text_tokens / pivot_tokens))
 
 
-def calibrate(raw: float, knots: Sequence[tuple[float, float]] = DEFAULT_WEIGHTS.calibration) -> float:
-    """The calibrated score of a raw weighted sum: linear between the knots, clamped to [0, 1]."""
-    raw = clamp01(raw)
+def calibrate(raw: float, knots: Sequence[tuple[float, float]] = DEFAULT_WEIGHTS.calibration, *,
+              cosine: float | None = None) -> float:
+    """The calibrated score of a raw weighted sum: linear between the knots, clamped to [0, 1]; at least
+    the `SEMANTIC_EVIDENCE` lift of the hit's `cosine` when one is given."""
+    return max(_through_knots(clamp01(raw), knots), semantic_evidence(cosine))
+
+
+def semantic_evidence(cosine: float | None) -> float:
+    """0 below `SEMANTIC_EVIDENCE`; from there linear from RELEVANCE_FLOOR up to 0.9 at cosine 1."""
+    if cosine is None or cosine < SEMANTIC_EVIDENCE:
+        return 0.0
+    share = (min(cosine, 1.0) - SEMANTIC_EVIDENCE) / (1.0 - SEMANTIC_EVIDENCE)
+    return RELEVANCE_FLOOR + (0.9 - RELEVANCE_FLOOR) * share
+
+
+def _through_knots(raw: float, knots: Sequence[tuple[float, float]]) -> float:
     for (x0, y0), (x1, y1) in zip(knots, knots[1:], strict=False):
         if raw <= x1:
             return clamp01(y0 + (y1 - y0) * (raw - x0) / (x1 - x0)) if x1 > x0 else clamp01(y1)
@@ -157,7 +176,8 @@ def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = 
             + weights.importance * parts["importance"]
             + weights.recency * parts["recency"]
         )
-        ranked.append(Ranked(c.memory_id, calibrate(total, weights.calibration), {**parts, "raw": clamp01(total)}))
+        calibrated = calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 else None)
+        ranked.append(Ranked(c.memory_id, calibrated, {**parts, "raw": clamp01(total)}))
     return sorted(ranked, key=lambda r: (-r.score, r.memory_id))
 
 

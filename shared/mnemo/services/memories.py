@@ -68,6 +68,14 @@ def _within_limits(text: str) -> str:
         raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
 
 
+def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
+    """A memory still being indexed is scored on its words alone (no cosine, importance or links yet),
+    so the relevance floor does not judge it until enrichment does (seconds); a higher threshold does."""
+    if threshold is None or score >= threshold:
+        return True
+    return memory.enrichment.state is not EnrichmentState.ENRICHED and threshold <= scoring.RELEVANCE_FLOOR
+
+
 class MemoryService:
     def __init__(
         self,
@@ -212,7 +220,7 @@ class MemoryService:
         results = [
             ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
             for r in ranked
-            if r.memory_id in visible and (command.threshold is None or r.score >= command.threshold)
+            if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
         return results[: command.top_k]
 

@@ -133,7 +133,8 @@ def build(services: Container) -> ProfileServer:
 
         With a query: hybrid semantic + lexical + graph-neighbour search over open thoughts, best first, each with a score in [0, 1]:
         about 0.9 or more is a near-verbatim match; thoughts scoring below 0.3 (unrelated) are dropped unless you pass a
-        lower threshold, so fewer than top_k results, or none, means nothing else matched.
+        lower threshold, so fewer than top_k results, or none, means nothing else matched (a thought captured seconds
+        ago, not indexed yet, is matched on its words alone and not dropped).
         Without one: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
         open thoughts (excludes agent notes and completed/archived ones)."""
         command = RetrieveCommand(
