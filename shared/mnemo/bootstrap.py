@@ -263,7 +263,8 @@ class Container:
         from mnemo.services.imports import ImportService
 
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
-        return ImportService(self.memories, lambda: self.duplicates,
+        return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
+                             erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
                              files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
 
     @cached_property

@@ -56,16 +56,17 @@ class Meter:
         self._store = store
         self._clock = clock
 
-    def charge(self, principal: Principal, operation: Operation, *, intent: bool = False) -> bool:
+    def charge(self, principal: Principal, operation: Operation, *, intent: bool = False, count: int = 1) -> bool:
         """Count `operation` (and an intent annotation when `intent`) or raise why not. Returns whether
         the intent was counted: an intent refused for its own limit alone still counts the write and
-        answers False (the caller stores its result without the annotation, then reports the limit)."""
+        answers False (the caller stores its result without the annotation, then reports the limit).
+        `count`: how many operations at once (an import chunk), admitted whole or refused whole."""
         counter = METERED.get(operation)
-        if self._store is None or counter is None:
+        if self._store is None or counter is None or count == 0:
             return intent
         counters = [counter, Counter.INTENTS] if intent else [counter]
         now = self._clock()
-        refused = self._store.charge(principal.tenant, month_of(now), counters)
+        refused = self._store.charge(principal.tenant, month_of(now), counters, count)
         if refused == Counter.INTENTS:
             self._raise_unless_counted(principal.tenant, counter, now)
             return False
