@@ -271,7 +271,7 @@ class Container:
     def exports(self) -> ExportService:
         from mnemo.services.exports import ExportService
 
-        return ExportService(self.memories)
+        return ExportService(self.memories, self.store, self.fact_store)
 
     @cached_property
     def connections(self) -> ConnectionService:
