@@ -198,3 +198,22 @@ def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_t
     # Controls: Eve, in the source tenant, is untouched; nothing of Dee's went to the other tenant
     assert [m["id"] for m in export_all(http, "eve")] == [eve]
     assert export_all(http, "dee", key=OTHER_KEY) == []
+
+
+def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo import cli, cli_portability
+
+    dump = tmp_path / "many.ndjson"
+    dump.write_text("".join(json.dumps({"id": f"n-{n}", "content": f"Note {n} about Quorvale tides."}) + "\n" for n in range(250)))
+    # A short run (well under PROGRESS_DELAY_S) prints its summary line only
+    assert cli.main(["export", "--tenant", "local", "--user-id", "nobody", "--out", str(tmp_path / "empty")]) == 0
+    assert capsys.readouterr().err == "exported 0 memories\n"
+    # A long one (here: any run, with the delay at 0) draws the bar as chunks go in, then the summary
+    monkeypatch.setattr(cli_portability, "PROGRESS_DELAY_S", 0)
+    assert cli.main(["import", "--tenant", "local", "--user-id", "tides", str(dump)]) == 0
+    printed = capsys.readouterr()
+    err = printed.err
+    assert json.loads(printed.out)["imported"] == 250
+    assert "100/250" in err and "200/250" in err and "250/250" in err and "imported=250" in err
+    assert err.rstrip().endswith("imported 250, skipped 0, failed 0 of 250")
+    assert len(export_all(http, "tides", limit=100)) == 250
