@@ -102,7 +102,7 @@ class DynamoDbTenantStore:
             plan, used = self.get(tenant, month)
             if plan.status != TenantStatus.ACTIVE:
                 return plan.status
-            over = [c for c in counters if plan.limits.get(c) is not None and used[c] + amount > plan.limits[c]]  # type: ignore[operator]
+            over = [c for c in counters if (limit := plan.limits.get(c)) is not None and used[c] + amount > limit]
             if over:
                 return over[0]
             names: dict[str, str] = {"#s": "status"}

@@ -61,8 +61,9 @@ def items_of(data: Any) -> list[Any]:
 def plan_item(principal: Principal, index: int, item: Any, user_id: str, report: ImportReport) -> PlannedItem | None:
     """The planned capture of one item, or None after adding to `report` why it is skipped or failed."""
 
-    def fail(reason: str) -> None:
+    def fail(reason: str) -> PlannedItem | None:
         report.failed.append(ImportFailure(index=index, reason=reason))
+        return None
 
     if not isinstance(item, dict):
         return fail("not an object")
