@@ -74,6 +74,10 @@ def test_a_conversation_imports_in_batched_calls_and_is_searchable_at_once_then_
     enrich(aws)
     stored = container.store.get_many("local", report["imported"])
     assert len(stored) == TURNS and {m.enrichment.state for m in stored} == {EnrichmentState.ENRICHED}
+    # in the conversation's order, so enrichment gives each turn the one before it as context
+    assert all(a.created_at < b.created_at for a, b in zip(stored, stored[1:], strict=False))
+    with_context = container.index().search(SearchQuery(scope=scope, text=codeword(0), authors=["user", "agent"]))
+    assert {c.memory_id for c in with_context} == {imported[0], imported[1]}, with_context  # the turn, the reply
     assert search(http, f"what about the {codeword(42)}")[0]["explain"]["semantic"] > 0
     # A rerun writes nothing: one batch read finds every source id already imported
     calls.clear()

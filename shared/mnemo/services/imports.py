@@ -26,7 +26,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -143,12 +143,13 @@ class ImportService:
             return
         self._meter.charge(principal, Operation.CAPTURE, count=len(planned))
         now = self._clock()
-        memories = [new_memory(principal, p.command, p.memory_id, now=now, status=p.status, source_id=p.source_id)
-                    for p in planned]
+        # A microsecond apart, in item order, as if captured one by one: browse order follows the items,
+        # and enrichment finds each turn's predecessor (the turn it answers) among the ones before it.
+        memories = [new_memory(principal, p.command, p.memory_id, now=now + timedelta(microseconds=n), status=p.status,
+                               source_id=p.source_id) for n, p in enumerate(sorted(planned, key=lambda p: p.index))]
         memories = self._index_lexically(memories)
-        detail = "imported"
         self._store.put_new_many([(m, Activity(memory_id=m.id, version=1, action="created", actor=principal.key_prefix,
-                                               at=now, detail=detail)) for m in memories])
+                                               at=m.created_at, detail="imported")) for m in memories])
         tasks = [EnrichmentTask(tenant=m.tenant, memory_id=m.id, version=m.version) for m in memories]
         refused = self._queue.send_many(tasks)
         if refused:  # stored is accepted: the reconciler re-enqueues pending memories whose task was lost
