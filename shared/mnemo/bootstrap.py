@@ -257,14 +257,15 @@ class Container:
         from mnemo.services.imports import ImportService
 
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
-        return ImportService(self.memories, lambda: self.duplicates,
+        return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
+                             erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
                              files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
 
     @cached_property
     def exports(self) -> ExportService:
         from mnemo.services.exports import ExportService
 
-        return ExportService(self.memories)
+        return ExportService(self.memories, self.store, self.fact_store)
 
     @cached_property
     def connections(self) -> ConnectionService:

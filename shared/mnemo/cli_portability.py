@@ -1,6 +1,7 @@
 """`mnemo export|import`: a user's memories to and from JSON Lines, against the tables directly
 (operator credentials; the tenant is named on the command line). The same services and format as
-`GET /v1/export` and `POST /v1/import` (docs/import-export.md); progress goes to stderr."""
+`GET /v1/export` and `POST /v1/import` (docs/import-export.md). A run longer than a second shows a
+progress bar on stderr (tqdm); the closing summary line is always printed there."""
 
 from __future__ import annotations
 
@@ -13,7 +14,20 @@ from mnemo.errors import ValidationFailed
 from mnemo.services.imports import MAX_ITEMS, ImportReport, items_of
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from mnemo.bootstrap import Container
+
+PROGRESS_DELAY_S = 1.0  # a short run shows no bar at all
+# Items per import call: a progress step every 100 items, each step still one batched chunk (one
+# BatchGetItem, four BatchWriteItems, ten SendMessageBatches).
+CLI_CHUNK = min(100, MAX_ITEMS)
+
+
+def progress(total: int | None, unit: str) -> tqdm:
+    from tqdm import tqdm  # only the CLI needs it (requirements-dev.txt)
+
+    return tqdm(total=total, unit=f" {unit}", file=sys.stderr, delay=PROGRESS_DELAY_S, dynamic_ncols=True)
 
 
 def operator(tenant: str) -> Principal:
@@ -23,15 +37,17 @@ def operator(tenant: str) -> Principal:
 def export(services: Container, tenant: str, user_id: str, out: IO[str]) -> int:
     """Write every memory of the user, one JSON object per line; returns how many."""
     count, cursor = 0, None
-    while True:
-        page = services.exports.page(operator(tenant), user_id, limit=100, cursor=cursor)
-        out.writelines(m.model_dump_json() + "\n" for m in page.memories)
-        count += len(page.memories)
-        print(f"\rexported {count} memories", end="", file=sys.stderr, flush=True)
-        cursor = page.next_cursor
-        if cursor is None:
-            print(file=sys.stderr)
-            return count
+    with progress(None, "memories") as bar:
+        while True:
+            page = services.exports.page(operator(tenant), user_id, limit=100, cursor=cursor)
+            out.writelines(m.model_dump_json() + "\n" for m in page.memories)
+            count += len(page.memories)
+            bar.update(len(page.memories))
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    print(f"exported {count} memories", file=sys.stderr)
+    return count
 
 
 def read_items(source: IO[str]) -> list[Any]:
@@ -52,14 +68,16 @@ def read_items(source: IO[str]) -> list[Any]:
 
 
 def import_(services: Container, tenant: str, user_id: str, source: IO[str]) -> ImportReport:
-    """Import in batches of the service's maximum; the report covers every item (indexes are global)."""
+    """Import in chunks; the report covers every item (its indexes count from the file's first item)."""
     items, total = read_items(source), ImportReport()
-    for start in range(0, len(items), MAX_ITEMS):
-        part = services.imports.run(operator(tenant), items[start:start + MAX_ITEMS], user_id=user_id, skip_duplicates=True)
-        total.imported += part.imported
-        total.skipped += [f.model_copy(update={"index": f.index + start}) for f in part.skipped]
-        total.failed += [f.model_copy(update={"index": f.index + start}) for f in part.failed]
-        print(f"\rimported {len(total.imported)}, skipped {len(total.skipped)}, failed {len(total.failed)} "
-              f"of {len(items)}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+    with progress(len(items), "items") as bar:
+        for start in range(0, len(items), CLI_CHUNK):
+            part = services.imports.run(operator(tenant), items[start:start + CLI_CHUNK], user_id=user_id, skip_duplicates=True)
+            total.imported += part.imported
+            total.skipped += [f.model_copy(update={"index": f.index + start}) for f in part.skipped]
+            total.failed += [f.model_copy(update={"index": f.index + start}) for f in part.failed]
+            bar.update(min(CLI_CHUNK, len(items) - start))
+            bar.set_postfix(imported=len(total.imported), skipped=len(total.skipped), failed=len(total.failed))
+    print(f"imported {len(total.imported)}, skipped {len(total.skipped)}, failed {len(total.failed)} of {len(items)}",
+          file=sys.stderr)
     return total

@@ -109,6 +109,11 @@ class MemoryStore(Protocol):
         """Create, with its first history line when given (a memory never exists without it);
         ConflictError if the id exists."""
 
+    def put_new_many(self, created: Sequence[tuple[Memory, Activity]]) -> None:
+        """Create memories with their first history lines in BatchWriteItem calls (25 items each;
+        unprocessed items retried): every history line before any memory, so none exists without its
+        line. Unconditional (a batch cannot hold conditions): the caller checks the ids are free."""
+
     def get(self, tenant: str, memory_id: str) -> Memory | None: ...
 
     def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
@@ -163,9 +168,10 @@ class TenantStore(Protocol):
     def configure(self, tenant: str, limits: dict[Counter, int | None], status: TenantStatus | None) -> Tenant:
         """Set the given limits (None: unlimited) and status; what is not given stays as it is."""
 
-    def charge(self, tenant: str, month: str, counters: Sequence[Counter]) -> Counter | TenantStatus | None:
-        """Add one to each counter in one atomic conditional write, unless one would pass its limit or
-        the tenant is not active: then nothing changes and the answer is why (the counter, or the status)."""
+    def charge(self, tenant: str, month: str, counters: Sequence[Counter], amount: int = 1) -> Counter | TenantStatus | None:
+        """Add `amount` to each counter atomically (one conditional write; a read before it when
+        `amount` > 1), unless one would pass its limit or the tenant is not active: then nothing
+        changes and the answer is why (the counter, or the status)."""
 
     def charge_units(self, tenant: str, month: str, counter: Counter, units: Sequence[str], *,
                      capped: bool) -> tuple[int, Counter | TenantStatus | None]:
@@ -176,6 +182,10 @@ class TenantStore(Protocol):
 
 class EnrichmentQueue(Protocol):
     def send(self, task: EnrichmentTask) -> None: ...
+
+    def send_many(self, tasks: Sequence[EnrichmentTask]) -> list[EnrichmentTask]:
+        """Send in SendMessageBatch calls of 10; returns the tasks SQS did not accept (the caller
+        leaves them to the reconciler, as after a failed `send`)."""
 
     def depths(self) -> dict[str, int]:
         """Queue-wide counts `queued`, `in_flight`, `dead_letters` (every tenant's: operators only)."""

@@ -62,7 +62,8 @@ def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aw
     exported = export_all(http, "ana")
     assert sorted(m["id"] for m in exported) == sorted(ana)  # every status; not Ben's, not the other tenant's
     assert {m["status"] for m in exported} == {"open", "completed", "archived"}
-    assert all(set(m) == {"id", "version", "created_at", "updated_at", *KEPT} for m in exported)  # no vectors
+    record = {"id", "version", "created_at", "updated_at", "history", "facts", "provenance", *KEPT}
+    assert all(set(m) == record for m in exported)  # no vectors, no index copies
     ndjson = http.get("/v1/export", params={"user_id": "ana", "format": "ndjson"}, headers=auth())
     assert ndjson.headers["content-type"].startswith("application/x-ndjson") and "x-next-cursor" not in ndjson.headers
     assert comparable([json.loads(line) for line in ndjson.text.splitlines()]) == comparable(exported)
@@ -141,3 +142,78 @@ def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, tmp
     bad.write_text('{"content": "ok"}\nnot json\n')
     assert cli.main(["import", "--tenant", "local", "--user-id", "gus-copy", str(bad)]) == 1
     assert "line 2: is not valid JSON" in capsys.readouterr().err
+
+
+FRESH_KEY = "mn_freshtenant_0123456789abcdefghijklmnop"
+
+
+def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_times(http, aws, container) -> None:  # noqa: ANN001
+    # Given: Dee's memories (one completed, one with a fact the worker derives), and Eve's in the same tenant
+    dee = [capture(http, "Dee Marlowe works at Quillbright Foundry.", user_id="dee", as_user=True,
+                   metadata={"topic": "job", "n": 1.5}, captured_at="2023-02-03T04:05:06Z"),
+           capture(http, "Dee's Quillbright badge renewal is due in June.", user_id="dee", agent_id="helper", group_id="work")]
+    eve = capture(http, "Eve's Quillbright desk is by the window.", user_id="eve", as_user=True)
+    enrich(aws)
+    assert http.patch(f"/v1/memories/{dee[1]}", json={"status": "completed"}, headers=auth()).status_code == 200
+    exported = {m["id"]: m for m in export_all(http, "dee")}
+
+    # Then: each record carries its history, the facts it supports and its provenance
+    first, second = exported[dee[0]], exported[dee[1]]
+    assert [h["action"] for h in second["history"]] == ["created", "completed"] and second["history"][0]["actor"]
+    assert first["provenance"] == {"origin": "captured", "source_id": None, "created_by": first["history"][0]["actor"]}
+    derived = [f for f in first["facts"] if f["origin"] == "derived"]
+    assert derived and all(f["memory_ids"] == [dee[0]] for f in derived), first["facts"]
+    assert any("Quillbright" in f["fact"] for f in derived)
+
+    # When: Dee is erased by the job, and the export is imported into a fresh tenant
+    job = http.delete("/v1/users/dee?hard=true", headers=auth()).json()["job_id"]
+    enrich(aws)
+    assert http.get(f"/v1/jobs/{job}", headers=auth()).json()["status"] == "completed"
+    container.keys.ensure("fresh", "fresh", ["admin"], FRESH_KEY)
+    body = {"user_id": "dee", "data": {"memories": list(exported.values())}}
+    report = http.post("/v1/import", json=body, headers=auth(FRESH_KEY)).json()
+
+    # Then: the same ids, texts, metadata, capture times and statuses, recorded as imported
+    assert sorted(report["imported"]) == sorted(dee) and report["skipped"] == report["failed"] == []
+    enrich(aws)
+    back = {m["id"]: m for m in export_all(http, "dee", key=FRESH_KEY)}
+    assert set(back) == set(dee)
+    for memory_id, before in exported.items():
+        for field in ("content", "metadata", "captured_at", "status", "user_id", "agent_id", "group_id", "author"):
+            assert back[memory_id][field] == before[field], field
+        assert back[memory_id]["provenance"]["origin"] == "imported" and back[memory_id]["provenance"]["source_id"] == memory_id
+    assert any("Quillbright" in f["fact"] for f in back[dee[0]]["facts"])  # derived facts rebuilt by enrichment
+    hits = http.post("/v1/memories/search", json={"query": "Quillbright Foundry job", "user_id": "dee"},
+                     headers=auth(FRESH_KEY)).json()["results"]
+    assert hits[0]["id"] == dee[0]
+    # and a rerun imports nothing
+    rerun = http.post("/v1/import", json=body, headers=auth(FRESH_KEY)).json()
+    assert rerun["imported"] == [] and [s["reason"] for s in rerun["skipped"]] == [f"already imported (source id {i})" for i in exported]
+
+    # Same tenant, where the ids were erased (tombstones): derived ids, the source in metadata; a rerun skips
+    same = http.post("/v1/import", json=body, headers=auth()).json()
+    assert len(same["imported"]) == 2 and not set(same["imported"]) & set(dee)
+    assert sorted(m["metadata"]["source_id"] for m in export_all(http, "dee")) == sorted(dee)
+    assert http.post("/v1/import", json=body, headers=auth()).json()["imported"] == []
+    # Controls: Eve, in the source tenant, is untouched; nothing of Dee's went to the other tenant
+    assert [m["id"] for m in export_all(http, "eve")] == [eve]
+    assert export_all(http, "dee", key=OTHER_KEY) == []
+
+
+def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo import cli, cli_portability
+
+    dump = tmp_path / "many.ndjson"
+    dump.write_text("".join(json.dumps({"id": f"n-{n}", "content": f"Note {n} about Quorvale tides."}) + "\n" for n in range(250)))
+    # A short run (well under PROGRESS_DELAY_S) prints its summary line only
+    assert cli.main(["export", "--tenant", "local", "--user-id", "nobody", "--out", str(tmp_path / "empty")]) == 0
+    assert capsys.readouterr().err == "exported 0 memories\n"
+    # A long one (here: any run, with the delay at 0) draws the bar as chunks go in, then the summary
+    monkeypatch.setattr(cli_portability, "PROGRESS_DELAY_S", 0)
+    assert cli.main(["import", "--tenant", "local", "--user-id", "tides", str(dump)]) == 0
+    printed = capsys.readouterr()
+    err = printed.err
+    assert json.loads(printed.out)["imported"] == 250
+    assert "100/250" in err and "200/250" in err and "250/250" in err and "imported=250" in err
+    assert err.rstrip().endswith("imported 250, skipped 0, failed 0 of 250")
+    assert len(export_all(http, "tides", limit=100)) == 250

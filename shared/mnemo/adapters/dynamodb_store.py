@@ -39,6 +39,7 @@ from mnemo.ports import BrowseQuery
 logger = logging.getLogger(__name__)
 
 _BATCH_GET_LIMIT = 100
+_BATCH_WRITE_LIMIT = 25
 # A filtered browse reads at most this many index items per (status, author) partition per page, so
 # a rare combination (e.g. one agent across the tenant) costs a bounded read, never a scan.
 _FILTERED_READ_CAP = 200
@@ -80,6 +81,20 @@ class DynamoDbMemoryStore:
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
             raise _dependency(exc) from exc
+
+    def put_new_many(self, created: Sequence[tuple[Memory, Activity]]) -> None:
+        """History lines first, then the memories (the order `put_new` keeps, one batch at a time):
+        a failure part-way leaves lines no read reaches, never a memory without its line."""
+        lines = [serialize(activity_to_item(memory.tenant, activity)) for memory, activity in created]
+        self._put_batches(lines)
+        self._put_batches([serialize(memory_to_item(memory)) for memory, _ in created])
+
+    def _put_batches(self, items: Sequence[dict[str, Any]]) -> None:
+        requests = [{"PutRequest": {"Item": item}} for item in items]
+        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
+            pending: dict[str, Any] = {self._table: requests[start : start + _BATCH_WRITE_LIMIT]}
+            while pending:  # throttled items come back unprocessed; botocore's retries pace the resend
+                pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
 
     def get(self, tenant: str, memory_id: str) -> Memory | None:
         response = self._call(

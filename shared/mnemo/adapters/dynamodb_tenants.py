@@ -65,7 +65,9 @@ class DynamoDbTenantStore:
         )
         return _tenant(tenant, deserialize(response["Attributes"]))
 
-    def charge(self, tenant: str, month: str, counters: Sequence[Counter]) -> Counter | TenantStatus | None:
+    def charge(self, tenant: str, month: str, counters: Sequence[Counter], amount: int = 1) -> Counter | TenantStatus | None:
+        if amount != 1:
+            return self._charge_many(tenant, month, counters, amount)
         # One write: ADD each counter, on condition that the tenant is active (or never configured)
         # and every counter is below its limit (or has none). DynamoDB serialises writes to one item:
         # under any concurrency, no counter passes its limit.
@@ -141,6 +143,44 @@ class DynamoDbTenantStore:
         else:
             names = {k: v for k, v in names.items() if k.startswith("#c")}
         return {**update, "ExpressionAttributeNames": names, "ExpressionAttributeValues": serialize(values)}
+
+    def _charge_many(self, tenant: str, month: str, counters: Sequence[Counter], amount: int) -> Counter | TenantStatus | None:
+        """Add `amount` (an import chunk) in one read and one write. A condition cannot do arithmetic
+        (`count + amount <= limit`), so the read supplies each limit and the write is conditional on
+        the limit and status being unchanged and the count at most `limit - amount`; when another
+        writer moved the item in between, read again (bounded: each retry follows someone's write)."""
+        for _ in range(5):
+            plan, used = self.get(tenant, month)
+            if plan.status != TenantStatus.ACTIVE:
+                return plan.status
+            over = [c for c in counters if (limit := plan.limits.get(c)) is not None and used[c] + amount > limit]
+            if over:
+                return over[0]
+            names: dict[str, str] = {"#s": "status"}
+            values: dict[str, Any] = {":n": amount, ":active": TenantStatus.ACTIVE.value}
+            adds, conditions = [], ["(attribute_not_exists(#s) OR #s = :active)"]
+            for i, counter in enumerate(counters):
+                names[f"#c{i}"], names[f"#l{i}"] = counter_attribute(counter, month), limit_attribute(counter)
+                adds.append(f"#c{i} :n")
+                limit = plan.limits.get(counter)
+                if limit is None:
+                    conditions.append(f"attribute_not_exists(#l{i})")
+                else:
+                    values[f":l{i}"], values[f":max{i}"] = limit, limit - amount
+                    conditions.append(f"#l{i} = :l{i} AND (attribute_not_exists(#c{i}) OR #c{i} <= :max{i})")
+            try:
+                self._db.update_item(
+                    TableName=self._table, Key=self._key(tenant), UpdateExpression="ADD " + ", ".join(adds),
+                    ConditionExpression=" AND ".join(conditions), ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=serialize(values),
+                )
+                return None
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise DependencyError("tenant store unavailable") from exc
+            except BotoCoreError as exc:
+                raise DependencyError("tenant store unavailable") from exc
+        raise DependencyError("tenant store busy: the plan kept changing while charging; retry")
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -13,6 +13,8 @@ from mnemo.errors import DependencyError
 from mnemo.ports import EnrichmentTask
 
 logger = logging.getLogger(__name__)
+
+_SEND_BATCH_LIMIT = 10  # SQS's maximum entries per SendMessageBatch
 
 
 class SqsEnrichmentQueue:
@@ -26,6 +28,21 @@ class SqsEnrichmentQueue:
             self._sqs.send_message(QueueUrl=self._url, MessageBody=task.model_dump_json(exclude_defaults=True))
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError("enrichment queue unavailable") from exc
+
+    def send_many(self, tasks: Sequence[EnrichmentTask]) -> list[EnrichmentTask]:
+        """SendMessageBatch, 10 a call; an entry SQS refuses (or a call that fails) is returned, not raised."""
+        refused: list[EnrichmentTask] = []
+        for start in range(0, len(tasks), _SEND_BATCH_LIMIT):
+            chunk = tasks[start : start + _SEND_BATCH_LIMIT]
+            entries = [{"Id": str(i), "MessageBody": t.model_dump_json(exclude_defaults=True)} for i, t in enumerate(chunk)]
+            try:
+                failed = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries).get("Failed", [])
+            except (ClientError, BotoCoreError):
+                logger.warning("enrichment batch send failed", exc_info=True)
+                refused += chunk
+                continue
+            refused += [chunk[int(f["Id"])] for f in failed]
+        return refused
 
     def depths(self) -> dict[str, int]:
         """Queue-wide message counts (all tenants): for operators, never shown to a tenant."""

@@ -102,6 +102,7 @@ class Memory(BaseModel):
     confidence: float = 1.0  # the writer's confidence in the content, [0, 1] (Thrindex's `confidence`)
     extract: bool = True  # False: enrichment indexes the text verbatim, with no extractor (LLM) call
     index_ids: list[str] = Field(default_factory=list)  # `_id`s a Serverless index generated for its copies
+    source_id: str | None = None  # the id of the item an import made it from (None: captured here)
 
     @property
     def namespace(self) -> Namespace:

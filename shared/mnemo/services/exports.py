@@ -1,9 +1,12 @@
 """Export a user's memories as portable records, a page at a time, for backup or a move.
 
 A record carries what a re-import needs to rebuild the memory (content, metadata, namespace,
-author, status, timestamps) and never derived data: no embeddings, no index copies, no links.
+author, status, timestamps), and for the record its history (every change the store keeps), the
+facts it supports (each with its origin and the memory ids it was derived from) and its provenance
+(captured here, or imported from which source id). Never embeddings, index copies or links.
 Its `id` is the memory's id; `POST /v1/import` takes it as the source id, so importing an export
-twice stores each memory once. Pages follow the store's browse order (newest first) and a cursor,
+twice stores each memory once. Reading a page costs the browse plus, per memory, one history Query
+and one provenance Query (and one BatchGetItem for the page's facts). Pages follow the store's browse order (newest first) and a cursor,
 so an export of any size runs as many short requests, none near API Gateway's 29 s or 6 MB.
 """
 
@@ -13,19 +16,55 @@ import base64
 import binascii
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from mnemo.domain.commands import RetrieveCommand
-from mnemo.domain.models import Cursor, Memory, Principal, Status
+from mnemo.domain.graph import Fact, FactOrigin, FactStatus
+from mnemo.domain.models import Activity, Cursor, Memory, Principal, Status
 from mnemo.errors import ValidationFailed
+from mnemo.ports import FactStore, MemoryStore
 from mnemo.services.memories import MemoryService
 from mnemo.services.permissions import Operation, authorize
 
-__all__ = ["ExportPage", "ExportService", "ExportedMemory", "decode_cursor", "encode_cursor"]
+__all__ = ["ExportPage", "ExportService", "ExportedFact", "ExportedMemory", "Provenance", "decode_cursor", "encode_cursor"]
 
 EVERY_STATUS = [Status.OPEN, Status.COMPLETED, Status.ARCHIVED]
+
+
+class HistoryLine(BaseModel):
+    """One change the store kept: what, at which version, by which key, when."""
+
+    version: int
+    action: str
+    actor: str
+    at: datetime
+    detail: str = ""
+
+
+class ExportedFact(BaseModel):
+    """A fact the memory supports: `origin` derived (from the memories in `memory_ids`) or recorded."""
+
+    uuid: str
+    fact: str
+    subject: str
+    predicate: str
+    object: str
+    origin: FactOrigin
+    status: FactStatus
+    memory_ids: list[str]
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    created_at: datetime
+
+
+class Provenance(BaseModel):
+    """How the memory came to be: captured here, or imported from the item `source_id`, by `created_by`."""
+
+    origin: Literal["captured", "imported"]
+    source_id: str | None
+    created_by: str | None  # the key prefix of the first history line
 
 
 class ExportedMemory(BaseModel):
@@ -43,6 +82,9 @@ class ExportedMemory(BaseModel):
     captured_at: datetime
     created_at: datetime
     updated_at: datetime
+    history: list[HistoryLine]
+    facts: list[ExportedFact]
+    provenance: Provenance
 
 
 class ExportPage(BaseModel):
@@ -51,11 +93,19 @@ class ExportPage(BaseModel):
     skipped: int = 0  # stored items that no longer decode (logged for an operator)
 
 
-def exported(memory: Memory) -> ExportedMemory:
+def exported(memory: Memory, history: list[Activity], facts: list[Fact]) -> ExportedMemory:
     return ExportedMemory(
         id=memory.id, content=memory.raw, metadata=memory.metadata, user_id=memory.user_id, agent_id=memory.agent_id,
         group_id=memory.group_id, author=memory.author, status=memory.status, version=memory.version,
         captured_at=memory.captured_at, created_at=memory.created_at, updated_at=memory.updated_at,
+        history=[HistoryLine(version=a.version, action=a.action, actor=a.actor, at=a.at, detail=a.detail) for a in history],
+        facts=[ExportedFact(
+            uuid=f.uuid, fact=f.fact, subject=f.subject.name, predicate=f.predicate, object=f.object.name, origin=f.origin,
+            status=f.status, memory_ids=[s.memory_id for s in f.sources], valid_at=f.valid_at, invalid_at=f.invalid_at,
+            created_at=f.created_at,
+        ) for f in facts],
+        provenance=Provenance(origin="imported" if memory.source_id else "captured", source_id=memory.source_id,
+                              created_by=history[0].actor if history else None),
     )
 
 
@@ -77,8 +127,10 @@ def decode_cursor(value: str | None) -> Cursor | None:
 
 
 class ExportService:
-    def __init__(self, memories: MemoryService) -> None:
+    def __init__(self, memories: MemoryService, store: MemoryStore, facts: FactStore) -> None:
         self._memories = memories
+        self._store = store
+        self._facts = facts
 
     def page(self, principal: Principal, user_id: str, *, limit: int, cursor: str | None) -> ExportPage:
         """One page of `user_id`'s memories in the caller's tenant, every status and author."""
@@ -90,5 +142,6 @@ class ExportService:
             cursor_id=position.cursor_id if position else None,
         )
         page = self._memories.browse(principal, command)
-        return ExportPage(memories=[exported(m) for m in page.items], next_cursor=encode_cursor(page.next_cursor),
+        records = [exported(m, self._store.history(m.tenant, m.id), self._facts.for_memory(m.tenant, m.id)) for m in page.items]
+        return ExportPage(memories=records, next_cursor=encode_cursor(page.next_cursor),
                           skipped=page.skipped)

@@ -1,66 +1,78 @@
-"""Import memories from r3 / mem0 JSON: idempotent by source id, summarised per item.
+"""Import memories from r3 / mem0 JSON or a Mnemo export: idempotent by source id, batched, and
+summarised per item (docs/import-export.md).
 
-Accepted shapes (r3's importer's): an array of items, or an object holding it under `results` or
-`memories` (mem0's export), and Mnemo's own export (`GET /v1/export`). Each item needs a non-empty
-`memory` or `content`; `metadata` (object), `id` (the source id), `captured_at` (else `created_at`),
-`agent_id`, `group_id`, `author` (`user`, the default, or `agent`) and `status` (`open`, the default,
-`completed` or `archived`) are optional, so an export imports back as the memories it held. An item with a source id is stored under an id
-derived from (tenant, user, source id), so a rerun finds it already there and skips it; an item
-without one is compared by content with the user's memories when `skip_duplicates` is on.
+Accepted shapes: an array of items, or an object holding it under `results` or `memories` (mem0's
+export, and Mnemo's own export page). Items are read by `services/import_items.py`.
+
+Ids. An item's source id (`id`) is kept as the memory's id when it is a uuid free in this tenant (no
+memory, no erasure tombstone): an export restored into a fresh tenant keeps its ids. Otherwise the
+memory gets an id derived from (tenant, user, source id), with the source id in `metadata.source_id`.
+Either way the memory records its `source_id`, so a rerun finds each item already there and skips it.
+An item without a source id is compared by content with the user's memories when `skip_duplicates`.
+
+Cost per chunk (at most MAX_ITEMS): one consistent BatchGetItem per 100 candidate ids, one per 100
+tombstones, one metering read and write for the whole chunk, one bulk index write (lexical
+documents: every imported memory is searchable at once, not only the newest few pending ones),
+BatchWriteItem for memories and history lines (25 items a call), SendMessageBatch (10 a call).
+
+A concurrent identical import can pass the same existence check before either writes (BatchWriteItem
+takes no conditions): both then write the same ids with the same content and both enqueue their
+tasks; the memory is stored once and enriched idempotently. Both reports list it as imported.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-
-from mnemo.domain.commands import CaptureCommand, EditCommand
-from mnemo.domain.models import Principal, Status
-from mnemo.errors import ConflictError, ForbiddenError, ValidationFailed
+from mnemo.domain.models import Activity, Memory, Principal
+from mnemo.errors import DependencyError, ValidationFailed
+from mnemo.ports import EnrichmentQueue, EnrichmentTask, IndexDocument, MemoryStore, SearchIndex
 from mnemo.services.duplicates import DuplicateService
-from mnemo.services.memories import MemoryService
-from mnemo.services.permissions import Operation, authorize, status_change
+from mnemo.services.import_items import ImportFailure, ImportReport, PlannedItem, items_of, plan_item
+from mnemo.services.memories import new_memory
+from mnemo.services.metering import Meter
+from mnemo.services.permissions import Operation, authorize
+
+__all__ = ["MAX_ITEMS", "ImportFailure", "ImportReport", "ImportService", "imported_id", "items_of"]
+
+logger = logging.getLogger(__name__)
 
 IMPORT_UUID_NAMESPACE = uuid.UUID("0d7cbd1e-55f3-4a8b-9c41-7a2e5d7f4b10")
-MAX_ITEMS = 500  # per synchronous call: ~1 write + 1 send each stays far inside API Gateway's 29 s
+MAX_ITEMS = 500  # per synchronous call: a few dozen batched calls, far inside API Gateway's 29 s
 MAX_FILE_BYTES = 5 * 1024 * 1024
-
-
-class ImportFailure(BaseModel):
-    index: int
-    reason: str
-
-
-class ImportReport(BaseModel):
-    imported: list[str] = Field(default_factory=list)  # the new memory ids
-    skipped: list[ImportFailure] = Field(default_factory=list)
-    failed: list[ImportFailure] = Field(default_factory=list)
 
 
 def imported_id(tenant: str, user_id: str, source_id: str) -> str:
     return str(uuid.uuid5(IMPORT_UUID_NAMESPACE, "\x1f".join([tenant, user_id, source_id])))
 
 
-def items_of(data: Any) -> list[Any]:
-    if isinstance(data, dict):
-        for key in ("results", "memories"):
-            if isinstance(data.get(key), list):
-                return list(data[key])
-        raise ValidationFailed("data: an object must hold the items under 'results' or 'memories'")
-    if isinstance(data, list):
-        return data
-    raise ValidationFailed("data: must be an array of items, or an object with 'results' or 'memories'")
+def _is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
 
 
 class ImportService:
-    def __init__(self, memories: MemoryService, duplicates: Callable[[], DuplicateService], *, files_allowed: bool) -> None:
-        self._memories = memories
+    def __init__(
+        self, duplicates: Callable[[], DuplicateService], *, store: MemoryStore, queue: EnrichmentQueue,
+        index: Callable[[], SearchIndex], erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
+        clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()), files_allowed: bool,
+    ) -> None:
         self._duplicates = duplicates
+        self._store = store
+        self._queue = queue
+        self._index = index
+        self._erased_among = erased_among  # erasure tombstones: an erased id is never reused in its tenant
+        self._meter = meter
+        self._clock = clock
+        self._new_id = new_id
         self._files_allowed = files_allowed  # only the local stack has a file system worth reading
 
     def read_file(self, file_path: str) -> Any:
@@ -78,62 +90,82 @@ class ImportService:
             raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc
 
     def run(self, principal: Principal, data: Any, *, user_id: str, skip_duplicates: bool) -> ImportReport:
+        """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why."""
         authorize(principal, Operation.IMPORT)
         items = items_of(data)
         if len(items) > MAX_ITEMS:
             raise ValidationFailed(f"data: must hold at most {MAX_ITEMS} items per call; it holds {len(items)}")
         report = ImportReport()
-        for index, item in enumerate(items):
-            self._one(principal, index, item, user_id, skip_duplicates, report)
+        planned = [p for i, item in enumerate(items) if (p := plan_item(principal, i, item, user_id, report)) is not None]
+        planned = self._assign_ids(principal, user_id, planned, report)
+        if skip_duplicates:
+            planned = [p for p in planned if p.source_id is not None or not self._duplicate(principal, user_id, p, report)]
+        self._write(principal, planned)
+        report.imported = [p.memory_id for p in sorted(planned, key=lambda p: p.index)]
         return report
 
-    def _one(self, principal: Principal, index: int, item: Any, user_id: str, skip_duplicates: bool, report: ImportReport) -> None:
-        if not isinstance(item, dict):
-            report.failed.append(ImportFailure(index=index, reason="not an object"))
+    def _assign_ids(self, principal: Principal, user_id: str, planned: list[PlannedItem],
+                    report: ImportReport) -> list[PlannedItem]:
+        """Give each item its memory id, skipping those a previous run imported (one batch read)."""
+        tenant = principal.tenant
+        sourced = [p for p in planned if p.source_id is not None]
+        derived = {p.index: imported_id(tenant, user_id, p.source_id) for p in sourced if p.source_id}
+        own = {p.index: p.source_id for p in sourced if p.source_id and _is_uuid(p.source_id)}
+        stored = {m.id: m for m in self._store.get_many(tenant, [*derived.values(), *own.values()], consistent=True)}
+        free = {i: s for i, s in own.items() if s not in stored}
+        erased = self._erased_among(tenant, list(free.values())) if free else set()
+        kept, seen = [], set[str]()
+        for p in planned:
+            if p.source_id is None:
+                kept.append(p.assigned(self._new_id()))
+                continue
+            earlier = stored.get(own.get(p.index, ""))
+            if derived[p.index] in stored or (earlier is not None and earlier.user_id == user_id and earlier.source_id == p.source_id):
+                report.skipped.append(ImportFailure(index=p.index, reason=f"already imported (source id {p.source_id})"))
+            elif p.source_id in seen:
+                report.skipped.append(ImportFailure(index=p.index, reason=f"source id {p.source_id} appears earlier in this import"))
+            elif p.index in free and free[p.index] not in erased:
+                kept.append(p.assigned(p.source_id))
+            else:  # the id is another memory's, or was erased here: a derived id, the source named in metadata
+                kept.append(p.assigned(derived[p.index], metadata={**p.command.metadata, "source_id": p.source_id}))
+            seen.add(p.source_id)
+        return kept
+
+    def _duplicate(self, principal: Principal, user_id: str, item: PlannedItem, report: ImportReport) -> bool:
+        found = self._duplicates().find(principal, user_id, item.command.raw)  # per item: only items without an id
+        if found is not None:
+            report.skipped.append(ImportFailure(index=item.index, reason=f"duplicate of {found.memory.id}"))
+        return found is not None
+
+    def _write(self, principal: Principal, planned: list[PlannedItem]) -> None:
+        """Charge the chunk, index it lexically, store it, enqueue its enrichment: all batched."""
+        if not planned:
             return
-        text = item.get("memory") or item.get("content")
-        if not isinstance(text, str) or not text.strip():
-            report.skipped.append(ImportFailure(index=index, reason="no memory or content text"))
-            return
-        source_id = item.get("id")
-        metadata = item.get("metadata") or {}
-        if not isinstance(metadata, dict):
-            report.failed.append(ImportFailure(index=index, reason="metadata: must be an object"))
-            return
-        if source_id is not None:
-            metadata = {**metadata, "source_id": str(source_id)}
-        status = item.get("status", Status.OPEN.value)
-        if status not in {s.value for s in Status}:
-            report.failed.append(ImportFailure(index=index, reason=f"status: must be one of open, completed, archived, not {status!r}"))
-            return
-        if item.get("author", "user") not in ("user", "agent"):
-            report.failed.append(ImportFailure(index=index, reason="author: must be user or agent"))
-            return
+        self._meter.charge(principal, Operation.CAPTURE, count=len(planned))
+        now = self._clock()
+        # A microsecond apart, in item order, as if captured one by one: browse order follows the items,
+        # and enrichment finds each turn's predecessor (the turn it answers) among the ones before it.
+        memories = [new_memory(principal, p.command, p.memory_id, now=now + timedelta(microseconds=n), status=p.status,
+                               source_id=p.source_id) for n, p in enumerate(sorted(planned, key=lambda p: p.index))]
+        memories = self._index_lexically(memories)
+        self._store.put_new_many([(m, Activity(memory_id=m.id, version=1, action="created", actor=principal.key_prefix,
+                                               at=m.created_at, detail="imported")) for m in memories])
+        tasks = [EnrichmentTask(tenant=m.tenant, memory_id=m.id, version=m.version) for m in memories]
+        refused = self._queue.send_many(tasks)
+        if refused:  # stored is accepted: the reconciler re-enqueues pending memories whose task was lost
+            logger.warning("import enqueue failed; the reconciler will retry", extra={"memories": len(refused)})
+
+    def _index_lexically(self, memories: list[Memory]) -> list[Memory]:
+        """Lexical documents (no vector yet) for the whole chunk in one bulk write, so every imported
+        memory is found at once; enrichment replaces each with its full document. If the index is
+        down the import still stands: search reads the newest pending memories from the store."""
+        documents = [IndexDocument(
+            tenant=m.tenant, memory_id=m.id, version=m.version, user_id=m.user_id, agent_id=m.agent_id, group_id=m.group_id,
+            author=m.author, status=m.status, text=m.normalized_text, captured_at=m.captured_at, created_at=m.created_at,
+        ) for m in memories]
         try:
-            command = CaptureCommand(raw=text, user_id=user_id, as_user=item.get("author", "user") == "user",
-                                     metadata=metadata, captured_at=item.get("captured_at") or item.get("created_at"),
-                                     agent_id=item.get("agent_id"), group_id=item.get("group_id") or "default")
-            extra = status_change(Status.OPEN, Status(status))
-            if extra is not None:  # checked before the write: an item is imported whole or not at all
-                authorize(principal, extra)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            report.failed.append(ImportFailure(index=index, reason=f"{'.'.join(map(str, first['loc']))}: {first['msg']}"))
-            return
-        except ForbiddenError as exc:
-            report.failed.append(ImportFailure(index=index, reason=f"status: {exc.message}"))
-            return
-        if source_id is None and skip_duplicates:
-            found = self._duplicates().find(principal, user_id, command.raw)
-            if found is not None:
-                report.skipped.append(ImportFailure(index=index, reason=f"duplicate of {found.memory.id}"))
-                return
-        memory_id = imported_id(principal.tenant, user_id, str(source_id)) if source_id is not None else None
-        try:
-            memory = self._memories.capture(principal, command, memory_id=memory_id)
-        except ConflictError:
-            report.skipped.append(ImportFailure(index=index, reason=f"already imported (source id {source_id})"))
-            return
-        if status != Status.OPEN.value:
-            memory = self._memories.edit(principal, memory.id, EditCommand(status=Status(status)))
-        report.imported.append(memory.id)
+            copies = self._index().upsert(documents)
+        except DependencyError:
+            logger.warning("import could not index lexically; enrichment will", exc_info=True)
+            return memories
+        return [m.model_copy(update={"index_ids": copies.get(m.id, [])}) for m in memories]

@@ -76,6 +76,19 @@ def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
     return memory.enrichment.state is not EnrichmentState.ENRICHED and threshold <= scoring.RELEVANCE_FLOOR
 
 
+def new_memory(principal: Principal, command: CaptureCommand, memory_id: str, *, now: datetime,
+               status: Status = Status.OPEN, source_id: str | None = None) -> Memory:
+    """A memory as a capture (or an import, which sets its status and source) first stores it."""
+    return Memory(
+        id=memory_id, tenant=principal.tenant, user_id=principal.confine(command.user_id) or command.user_id,
+        agent_id=command.agent_id or command.author or principal.key_prefix, group_id=command.group_id,
+        author=command.author_kind, raw=command.raw, normalized_text=normalize_text(command.raw), status=status,
+        metadata=command.metadata, confidence=command.confidence, extract=command.extract,
+        captured_at=command.captured_at or now, created_at=now, updated_at=now, content_hash=content_hash(command.raw),
+        enrichment=Enrichment(queued_at=now), source_id=source_id,
+    )
+
+
 class MemoryService:
     def __init__(
         self,
@@ -114,24 +127,8 @@ class MemoryService:
         key = idempotency.check_key(idempotency_key)
         self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
-        memory = Memory(
-            id=memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
-            tenant=principal.tenant,
-            user_id=principal.confine(command.user_id) or command.user_id,
-            agent_id=command.agent_id or command.author or principal.key_prefix,
-            group_id=command.group_id,
-            author=command.author_kind,
-            raw=command.raw,
-            normalized_text=normalize_text(command.raw),
-            metadata=command.metadata,
-            confidence=command.confidence,
-            extract=command.extract,
-            captured_at=command.captured_at or now,
-            created_at=now,
-            updated_at=now,
-            content_hash=content_hash(command.raw),
-            enrichment=Enrichment(queued_at=now),
-        )
+        memory = new_memory(principal, command, memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
+                            now=now)
         created = Activity(memory_id=memory.id, version=1, action="created", actor=principal.key_prefix, at=now,
                            detail="captured", request_key=key)
         try:

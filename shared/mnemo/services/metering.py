@@ -56,13 +56,14 @@ class Meter:
         self._store = store
         self._clock = clock
 
-    def charge(self, principal: Principal, operation: Operation) -> None:
-        """Count `operation` against the caller's tenant, or raise why not."""
+    def charge(self, principal: Principal, operation: Operation, *, count: int = 1) -> None:
+        """Count `operation` against the caller's tenant, or raise why not. `count`: how many
+        operations at once (an import chunk), admitted whole or refused whole."""
         counter = METERED.get(operation)
-        if self._store is None or counter is None:
+        if self._store is None or counter is None or count == 0:
             return
         now = self._clock()
-        refused = self._store.charge(principal.tenant, month_of(now), [counter])
+        refused = self._store.charge(principal.tenant, month_of(now), [counter], count)
         if refused is not None:
             raise _error(refused, now)
 

@@ -183,6 +183,11 @@ class WatchedStore:
         self._inner.put_new(memory, activity)
         self._cache().invalidate(memory.tenant, memory.user_id)
 
+    def put_new_many(self, created: Sequence[tuple[Memory, Activity]]) -> None:
+        self._inner.put_new_many(created)
+        for tenant, user_id in {(memory.tenant, memory.user_id) for memory, _ in created}:
+            self._cache().invalidate(tenant, user_id)
+
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
         self._inner.save(memory, expected_version=expected_version, activity=activity)
         self._cache().invalidate(memory.tenant, memory.user_id)

@@ -1,0 +1,96 @@
+"""Reading import items: the shapes an import accepts, each item checked into a planned capture or a
+reason it is skipped or failed (the report's entries). Nothing here touches storage.
+
+Each item needs a non-empty `memory` or `content`; `metadata` (object), `id` (the source id),
+`captured_at` (else `created_at`), `agent_id`, `group_id`, `author` (`user`, the default, or `agent`)
+and `status` (`open`, the default, `completed` or `archived`) are optional, so an export imports back
+as the memories it held. An export's `history`, `facts` and `provenance` are read by no one: the
+history of an imported memory starts at its import, and derived facts are rebuilt by enrichment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from mnemo.domain.commands import CaptureCommand
+from mnemo.domain.models import Principal, Status
+from mnemo.errors import ForbiddenError, ValidationFailed
+from mnemo.services.permissions import authorize, status_change
+
+
+class ImportFailure(BaseModel):
+    index: int
+    reason: str
+
+
+class ImportReport(BaseModel):
+    imported: list[str] = Field(default_factory=list)  # the new memory ids
+    skipped: list[ImportFailure] = Field(default_factory=list)
+    failed: list[ImportFailure] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    """An item that passed every check: what to capture, with which status, from which source."""
+
+    index: int
+    command: CaptureCommand
+    status: Status
+    source_id: str | None
+    memory_id: str = ""
+
+    def assigned(self, memory_id: str, *, metadata: dict[str, Any] | None = None) -> PlannedItem:
+        command = self.command if metadata is None else self.command.model_copy(update={"metadata": metadata})
+        return replace(self, memory_id=memory_id, command=command)
+
+
+def items_of(data: Any) -> list[Any]:
+    if isinstance(data, dict):
+        for key in ("results", "memories"):
+            if isinstance(data.get(key), list):
+                return list(data[key])
+        raise ValidationFailed("data: an object must hold the items under 'results' or 'memories'")
+    if isinstance(data, list):
+        return data
+    raise ValidationFailed("data: must be an array of items, or an object with 'results' or 'memories'")
+
+
+def plan_item(principal: Principal, index: int, item: Any, user_id: str, report: ImportReport) -> PlannedItem | None:
+    """The planned capture of one item, or None after adding to `report` why it is skipped or failed."""
+
+    def fail(reason: str) -> PlannedItem | None:
+        report.failed.append(ImportFailure(index=index, reason=reason))
+        return None
+
+    if not isinstance(item, dict):
+        return fail("not an object")
+    text = item.get("memory") or item.get("content")
+    if not isinstance(text, str) or not text.strip():
+        report.skipped.append(ImportFailure(index=index, reason="no memory or content text"))
+        return None
+    metadata = item.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        return fail("metadata: must be an object")
+    status = item.get("status", Status.OPEN.value)
+    if status not in {s.value for s in Status}:
+        return fail(f"status: must be one of open, completed, archived, not {status!r}")
+    if item.get("author", "user") not in ("user", "agent"):
+        return fail("author: must be user or agent")
+    try:
+        command = CaptureCommand(raw=text, user_id=user_id, as_user=item.get("author", "user") == "user",
+                                 metadata=metadata, captured_at=item.get("captured_at") or item.get("created_at"),
+                                 agent_id=item.get("agent_id"), group_id=item.get("group_id") or "default")
+        extra = status_change(Status.OPEN, Status(status))
+        if extra is not None:  # checked before any write: an item is imported whole or not at all
+            authorize(principal, extra)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return fail(f"{'.'.join(map(str, first['loc']))}: {first['msg']}")
+    except ForbiddenError as exc:
+        return fail(f"status: {exc.message}")
+    source_id = item.get("id")
+    return PlannedItem(index=index, command=command, status=Status(status),
+                       source_id=None if source_id is None else str(source_id))
