@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -439,8 +439,11 @@ class JobStore(Protocol):
     """Import, mem0 and deduplicate jobs beside erasure jobs (same keys: tenant and job id). Writes of
     the job are conditional on `Job.revision` (ConflictError when another writer moved it on)."""
 
-    def create(self, job: Job, parts: Sequence[list[object]]) -> None:
+    def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         """Store the job queued with its chunks (job-part items, each under DynamoDB's 400 KB)."""
+
+    def write_parts(self, tenant: str, job_id: str, parts: Sequence[list[Any]], first: int = 0) -> None:
+        """Store chunks as parts `first`, `first + 1`, ... (a rewrite of the same parts replaces them)."""
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         """The job, or None (also for an erasure job: that has its own store)."""

@@ -120,7 +120,7 @@ def test_a_whole_user_deduplication_above_the_sync_size_is_a_job_archiving_what_
     started = call(app, "deduplicate_memories", {"user_id": "ola", "dry_run": False})
     job_id = started.structured_content["job_id"]
     assert text(started).startswith(f"Started the deduplication as job {job_id} (deduplicate, queued)")
-    assert run_jobs(container, aws) == 3
+    assert run_jobs(container, aws) == 4  # the plan, then 3 chunks
     principal = container.keys.authenticate("mn_testlocal_0123456789abcdefghijklmnop")
     job = container.jobs.get(principal, job_id)
     assert job.status == "completed" and job.summary.archived == 3 and job.progress.done == 6

@@ -28,10 +28,14 @@ def part_sk(index: int) -> str:
 
 
 class DynamoDbJobStore(_Table):
-    def create(self, job: Job, parts: Sequence[list[object]]) -> None:
+    def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         # Parts first, the job last: a job that can be read always has its parts.
-        pk = job_pk(job.tenant, job.job_id)
-        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(i), "items": json.dumps(part)})}}
+        self.write_parts(job.tenant, job.job_id, parts)
+        self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
+
+    def write_parts(self, tenant: str, job_id: str, parts: Sequence[list[Any]], first: int = 0) -> None:
+        pk = job_pk(tenant, job_id)
+        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part)})}}
                     for i, part in enumerate(parts)]
         for start in range(0, len(requests), 25):
             pending: dict[str, Any] = {self._table: requests[start : start + 25]}
@@ -41,7 +45,6 @@ class DynamoDbJobStore(_Table):
                     break
             else:
                 raise DependencyError("memory store unavailable (job parts left unprocessed)")
-        self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         key = serialize({"pk": job_pk(tenant, job_id), "sk": JOB_SK})

@@ -72,7 +72,8 @@ class Job(BaseModel):
     requested_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
-    parts: int = Field(default=0, description="Import / deduplicate: chunks stored as job-part items.")
+    parts: int = Field(default=0, description=(
+        "Steps the job has: an import's chunks (parts 0..n-1); a deduplication's plan (step 0) and its chunks (parts 1..n)."))
     skip_duplicates: bool = True
     threshold: float = 0.85
     key_hint: str | None = Field(default=None, description="mem0: the api key's last 4 characters (the key itself is never stored).")

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import EditCommand, RetrieveCommand
-from mnemo.domain.models import Memory, Principal, Status, content_hash
+from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
 from mnemo.services.permissions import Operation, authorize
@@ -107,18 +107,21 @@ class DuplicateService:
         return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
                            archived=archived, dry_run=dry_run)
 
-    def live_ids(self, principal: Principal, user_id: str) -> list[str]:
-        """Every live memory of the user, oldest captured first (a whole-user deduplication's plan)."""
+    def live_ids(self, principal: Principal, user_id: str, limit: int | None = None) -> list[str]:
+        """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
+        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one)."""
         authorize(principal, Operation.FIND_DUPLICATES)
-        memories, cursor = [], None
-        while True:
+        memories: list[Memory] = []
+        cursor: Cursor | None = None
+        while limit is None or len(memories) <= limit:
             page = self._memories.browse(principal, RetrieveCommand(
                 top_k=100, author="all", statuses=LIVE, user_id=user_id,
                 cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
             memories.extend(page.items)
             cursor = page.next_cursor
             if cursor is None:
-                return [m.id for m in sorted(memories, key=_age)]
+                break
+        return [m.id for m in sorted(memories, key=_age)]
 
     def archive_repeats(self, principal: Principal, user_id: str, memory_ids: list[str], threshold: float) -> tuple[int, int]:
         """One chunk of a whole-user deduplication job, `memory_ids` oldest first: each still live memory

@@ -98,13 +98,10 @@ class JobService:
     def deduplicate(self, principal: Principal, user_id: str, threshold: float) -> DedupReport | JobReceipt:
         """Archive a user's repeats: up to SYNC_DEDUP_LIMIT live memories now (the report), more as a job."""
         authorize(principal, Operation.ARCHIVE)
-        live = self._duplicates.live_ids(principal, user_id)
-        if len(live) <= SYNC_DEDUP_LIMIT:
+        if len(self._duplicates.live_ids(principal, user_id, limit=SYNC_DEDUP_LIMIT)) <= SYNC_DEDUP_LIMIT:
             return self._duplicates.deduplicate(principal, user_id, threshold, dry_run=False)
-        parts = [live[i : i + DEDUP_CHUNK] for i in range(0, len(live), DEDUP_CHUNK)]
-        job = self._new(principal, JobKind.DEDUPLICATE, user_id, parts=len(parts), threshold=threshold,
-                        progress=JobProgress(total=len(live)))
-        return self._start(job, parts)
+        # The plan (every live id) is read by the job's first hop, not here: a large user takes many Queries.
+        return self._start(self._new(principal, JobKind.DEDUPLICATE, user_id, threshold=threshold), [])
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
         job = self._jobs.get(principal.tenant, job_id)
@@ -158,6 +155,9 @@ class JobService:
             summary = self._import(job, page.items, job.progress.done)
             progress = JobProgress(done=job.progress.done + len(page.items), total=page.total)
             return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), page.last
+        if job.kind is JobKind.DEDUPLICATE and job.step == 0:
+            planned = self._plan(job)
+            return planned, planned.parts <= 1  # nothing live left to compare: done
         items = self._jobs.part(job.tenant, job.job_id, job.step)
         if job.kind is JobKind.IMPORT:
             summary = self._import(job, items, job.progress.done)
@@ -166,6 +166,14 @@ class JobService:
             summary = JobSummary(groups=groups, archived=archived)
         progress = job.progress.model_copy(update={"done": job.progress.done + len(items)})
         return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), job.step + 1 >= job.parts
+
+    def _plan(self, job: Job) -> Job:
+        """Deduplication's first hop: every live id of the user, oldest first, stored as parts 1..n
+        (step n runs part n); a rerun of this hop rewrites the same parts."""
+        live = self._duplicates.live_ids(job.principal, job.user_id)
+        parts = [live[i : i + DEDUP_CHUNK] for i in range(0, len(live), DEDUP_CHUNK)]
+        self._jobs.write_parts(job.tenant, job.job_id, parts, first=1)
+        return job.model_copy(update={"parts": len(parts) + 1, "progress": JobProgress(total=len(live))})
 
     def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
         report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates)
