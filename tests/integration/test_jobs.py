@@ -11,6 +11,7 @@ from mnemo.domain.jobs import JobStep
 from mnemo.services import jobs as jobs_module
 from mnemo.surfaces.worker import handle_batch
 from tests.integration.conftest import OTHER_KEY, Context, auth
+from tests.integration.test_erasure import every_item
 from tests.integration.test_profile_r3 import app, call  # noqa: F401 - the fixture
 from tests.integration.test_profile_thrindex import READER_KEY, enrich, text
 
@@ -52,6 +53,9 @@ def test_a_large_import_is_a_job_checkpointed_per_chunk_and_read_only_by_its_ten
     job_id = response.json()["job_id"]
     assert response.headers["location"] == f"/v1/jobs/{job_id}"
     assert response.json()["status"] == "queued" and response.json()["progress"] == {"done": 0, "total": len(data)}
+    parts = [i for i in every_item(aws) if i["pk"]["S"] == f"T#local#JOB#{job_id}" and i["sk"]["S"].startswith("P#")]
+    assert sorted(p["sk"]["S"] for p in parts) == ["P#00000", "P#00001", "P#00002"]  # the items wait as job parts
+    assert all(len(p["items"]["S"]) < 400_000 and int(p["expires_at"]["N"]) > 0 for p in parts)
     # When the first chunk runs, and its message is delivered again
     first = JobStep(tenant="local", job_id=job_id, step=0)
     container.jobs.run(first)

@@ -3,7 +3,7 @@
 | item | `pk` | `sk` |
 |---|---|---|
 | job | `T#<tenant>#JOB#<job id>` | `JOB` (`job_kind`, the job as JSON, `revision` for the conditions) |
-| job part | `T#<tenant>#JOB#<job id>` | `P#<00000>` (one chunk of the job's input as JSON, under 400 KB) |
+| job part | `T#<tenant>#JOB#<job id>` | `P#<00000>` (one chunk of the job's input as JSON, under 400 KB; `expires_at`: TTL, 30 days) |
 
 The tenant leads every key, so a job id of another tenant addresses nothing. An erasure job's item
 has no `job_kind`: `get` answers None for it and the erasure store reads it.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemo.adapters.dynamodb_codec import deserialize, serialize
@@ -21,6 +22,8 @@ from mnemo.domain.jobs import Job
 from mnemo.errors import DependencyError
 
 PART_PREFIX = "P#"
+# Parts hold what the caller sent; DynamoDB's TTL removes them long after any job has finished.
+PART_LIFETIME = timedelta(days=30)
 
 
 def part_sk(index: int) -> str:
@@ -34,8 +37,9 @@ class DynamoDbJobStore(_Table):
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
     def write_parts(self, tenant: str, job_id: str, parts: Sequence[list[Any]], first: int = 0) -> None:
-        pk = job_pk(tenant, job_id)
-        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part)})}}
+        pk, expires_at = job_pk(tenant, job_id), int((datetime.now(UTC) + PART_LIFETIME).timestamp())
+        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part),
+                                                       "expires_at": expires_at})}}
                     for i, part in enumerate(parts)]
         for start in range(0, len(requests), 25):
             pending: dict[str, Any] = {self._table: requests[start : start + 25]}

@@ -295,7 +295,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: pull a mem0 account (when the deployment enables it).")],
         data: Annotated[list[Any] | dict[str, Any] | None, Field(description="source=json: an array of items, or an object with results or memories.")] = None,
         file_path: Annotated[str | None, Field(description="source=json_file: a JSON file readable by the local server.")] = None,
-        api_key: Annotated[str | None, Field(description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
+        api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
         batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
         skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content).")] = True,
