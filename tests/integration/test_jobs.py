@@ -134,3 +134,45 @@ def test_a_whole_user_deduplication_above_the_sync_size_is_a_job_archiving_what_
     assert sorted(a.strip() for a in archived) == sorted(e.strip() for e in expected)
     olb = call(app, "get_all_memories", {"user_id": "olb", "prefer_cache": False}).structured_content["memories"]
     assert len(olb) == 6  # another user's repeats are untouched
+
+
+def test_a_hop_that_dies_before_queueing_the_next_step_is_resumed_by_the_redelivery(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo.errors import DependencyError
+
+    data = items(jobs_module.SYNC_IMPORT_LIMIT + 1, "lost")
+    job_id = http.post("/v1/import", json={"user_id": "rae", "data": data}, headers=auth()).json()["job_id"]
+    queue = container.jobs._queue  # noqa: SLF001 - the test breaks the queue for one send
+    real = queue.send_step
+    monkeypatch.setattr(queue, "send_step", lambda step: (_ for _ in ()).throw(DependencyError("enrichment queue unavailable")))
+    try:
+        container.jobs.run(JobStep(tenant="local", job_id=job_id, step=0))  # checkpointed, next step never sent
+    except DependencyError:
+        pass
+    else:
+        raise AssertionError("the send should have failed")
+    monkeypatch.setattr(queue, "send_step", real)
+    assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["progress"]["done"] == jobs_module.IMPORT_CHUNK
+    assert run_jobs(container, aws) == 3  # SQS redelivers step 0: stale, it re-sends step 1; then step 2
+    done = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert done["status"] == "completed" and done["summary"]["imported"] == len(data) and done["summary"]["skipped"] == 0
+
+
+def test_a_chunk_failing_on_its_last_delivery_marks_the_job_failed_with_the_reason(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo.errors import DependencyError
+
+    job_id = http.post("/v1/import", json={"user_id": "sol", "data": items(jobs_module.SYNC_IMPORT_LIMIT + 1)},
+                       headers=auth()).json()["job_id"]
+
+    def down(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise DependencyError("memory store unavailable (ThrottlingException)")
+
+    monkeypatch.setattr(container.imports, "run", down)
+    body = JobStep(tenant="local", job_id=job_id, step=0).model_dump_json()
+    records = [{"messageId": f"m{count}", "receiptHandle": "r", "body": body, "attributes": {"ApproximateReceiveCount": str(count)},
+                "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs", "awsRegion": "us-east-1",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:mnemo-enrichment"} for count in (1, 5)]
+    assert handle_batch({"Records": records[:1]}, Context(), container)["batchItemFailures"] == [{"itemIdentifier": "m1"}]
+    assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "running"  # not final: SQS retries
+    assert handle_batch({"Records": records[1:]}, Context(), container)["batchItemFailures"] == [{"itemIdentifier": "m5"}]
+    failed = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert failed["status"] == "failed" and failed["error"].startswith("memory store unavailable (ThrottlingException)")
