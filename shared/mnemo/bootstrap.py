@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         FactStore,
         GraphStore,
         IntentAnnotator,
+        Mem0Source,
         MemoryStore,
         SearchIndex,
     )
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from mnemo.services.facts import FactService
     from mnemo.services.graph_traversal import GraphTraversal
     from mnemo.services.imports import ImportService
+    from mnemo.services.jobs import JobService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.metering import Meter
@@ -183,6 +185,21 @@ class Container:
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
                                  SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock)
+
+    @cached_property
+    def jobs(self) -> JobService:
+        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
+        from mnemo.adapters.sqs_jobs import SqsJobQueue
+        from mnemo.services.jobs import JobService
+
+        def mem0() -> Mem0Source:
+            from mnemo.adapters.mem0_http import Mem0HttpSource
+
+            return Mem0HttpSource(self.settings.mem0_api_url)
+
+        return JobService(DynamoDbJobStore(self._dynamodb, self.settings.memories_table),
+                          SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
+                          self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock)
 
     @cached_property
     def facts(self) -> FactService:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -13,6 +13,7 @@ from mnemo.domain.edits import EditPlan
 from mnemo.domain.erasure import ErasureJob, ErasureStep
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
+from mnemo.domain.jobs import Job, JobStep
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 from mnemo.domain.namespace import Namespace, NamespaceFilter
 from mnemo.domain.scoring import Candidate
@@ -454,3 +455,38 @@ class ErasureJobStore(Protocol):
 
 class ErasureQueue(Protocol):
     def send_step(self, step: ErasureStep) -> None: ...
+
+
+class JobStore(Protocol):
+    """Import, mem0 and deduplicate jobs beside erasure jobs (same keys: tenant and job id). Writes of
+    the job are conditional on `Job.revision` (ConflictError when another writer moved it on)."""
+
+    def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
+        """Store the job queued with its chunks (job-part items, each under DynamoDB's 400 KB)."""
+
+    def write_parts(self, tenant: str, job_id: str, parts: Sequence[list[Any]], first: int = 0) -> None:
+        """Store chunks as parts `first`, `first + 1`, ... (a rewrite of the same parts replaces them)."""
+
+    def get(self, tenant: str, job_id: str) -> Job | None:
+        """The job, or None (also for an erasure job: that has its own store)."""
+
+    def part(self, tenant: str, job_id: str, index: int) -> list[object]: ...
+
+    def save(self, job: Job) -> Job: ...
+
+
+class JobQueue(Protocol):
+    def send_step(self, step: JobStep) -> None: ...
+
+
+class Mem0Page(BaseModel):
+    items: list[dict[str, object]]
+    total: int | None = None  # mem0's `count`, when it says
+    last: bool
+
+
+class Mem0Source(Protocol):
+    """One page of a mem0 account's memories (mem0's platform API), retried on transient failures;
+    DependencyError when it stays down, ValidationFailed when mem0 refuses the key."""
+
+    def page(self, api_key: str, user_id: str, page: int, page_size: int) -> Mem0Page: ...

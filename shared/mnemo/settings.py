@@ -44,6 +44,11 @@ class MnemoSettings(BaseSettings):
     fact_multi_valued: str = Field(default="", description="Default single-valued predicates to treat as multi-valued, comma-separated.")
     fact_synonyms: str = Field(default="", description="Extra predicate synonyms: 'moved into=lives in; hired by=works at'.")
 
+    mem0_import_enabled: bool = Field(default=False, description=(
+        "import_memories source mem0_api: off by default, since it sends the caller's mem0 key out of the account "
+        "and brings data in (template parameter Mem0ImportEnabled)."))
+    mem0_api_url: str = Field(default="https://api.mem0.ai", description="mem0's platform API (tests point it at a local fake).")
+
     public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values MCP accepts.")

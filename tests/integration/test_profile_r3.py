@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mcp import Client
+from mnemo.services.jobs import MEM0_DISABLED
 from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY
 from tests.integration.test_profile_eigen import REQUIRED, Arg, Hints, declared
@@ -177,8 +178,7 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
         "content and metadata: give at least one of them",
         "limit: must be at most 100",
         "max_memories: must be at least 1",
-        "source: mem0_api is not enabled on this deployment (it sends your key and data out of the account); "
-        "export from mem0 and import the file with source json",
+        MEM0_DISABLED,
         "entity_name: is required; the graph is read outward from a named entity",
         "unknown argument top_k; search_memory accepts query, limit, prefer_cache, user_id",
     ]

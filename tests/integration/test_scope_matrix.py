@@ -45,7 +45,10 @@ def world(http: TestClient, container) -> dict[str, Any]:  # noqa: ANN001
     memory = http.post("/v1/memories", headers=auth(), json={"content": "Standups are on Tuesdays", "as_user": True}).json()
     edge = http.post("/v1/facts", headers=auth(), json={"subject": "Ana", "predicate": "likes", "object": "tea"}).json()
     keys = {p: container.keys.create("local", f"only-{p.value}", [p.value]).secret for p in SINGLE}
-    return {"memory": memory["id"], "edge": edge["edge"]["uuid"], "keys": keys}
+    big = [{"content": f"Imported note {i}"} for i in range(201)]  # above the synchronous limit: a queued job
+    job = http.post("/v1/import", headers=auth(), json={"data": big})
+    assert job.status_code == 202, job.text
+    return {"memory": memory["id"], "edge": edge["edge"]["uuid"], "keys": keys, "job": job.json()["job_id"]}
 
 
 def calls(http: TestClient, world: dict[str, Any]) -> list[tuple[str, Operation, Callable[[str], tuple[bool, str]]]]:
@@ -61,6 +64,7 @@ def calls(http: TestClient, world: dict[str, Any]) -> list[tuple[str, Operation,
         ("REST record fact", Operation.RECORD_FACT,
          lambda k: rest(http, "POST", "/v1/facts", k, {"subject": "Bo", "predicate": "likes", "object": "jazz"})),
         ("REST fact search", Operation.READ_FACTS, lambda k: rest(http, "POST", "/v1/search", k, {"query": "tea"})),
+        ("REST read a job", Operation.READ_WORK_JOB, lambda k: rest(http, "GET", f"/v1/jobs/{world['job']}", k)),
         ("REST export", Operation.EXPORT, lambda k: rest(http, "GET", "/v1/export?user_id=default", k)),
         ("REST keys", Operation.MANAGE_KEYS, lambda k: rest(http, "GET", "/v1/keys", k)),
         ("/mcp capture_thought", Operation.CAPTURE, lambda k: tool(http, "/mcp", "capture_thought", {"raw": "y"}, k)),

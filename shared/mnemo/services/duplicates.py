@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import EditCommand, RetrieveCommand
-from mnemo.domain.models import Memory, Principal, Status, content_hash
+from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
 from mnemo.services.permissions import Operation, authorize
@@ -27,6 +28,7 @@ from mnemo.services.permissions import Operation, authorize
 CAPTURE_THRESHOLD = 0.92
 NEIGHBOURS = 5  # nearest indexed memories a capture compares against
 SCAN_LIMIT = 300  # memories one deduplicate call reads (newest first); the report says when more remain
+JOB_NEIGHBOURS = 10  # nearest indexed memories a whole-user deduplication job compares each memory with
 LIVE = [Status.OPEN, Status.COMPLETED]
 
 
@@ -93,7 +95,7 @@ class DuplicateService:
                 cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id))
             memories.extend(page.items)
         more = page.next_cursor is not None or len(memories) > SCAN_LIMIT
-        memories = sorted(memories[:SCAN_LIMIT], key=lambda m: (m.captured_at, m.created_at, m.id))
+        memories = sorted(memories[:SCAN_LIMIT], key=_age)
         groups = _group(memories, self._similarities(memories), threshold)
         archived: list[str] = []
         if not dry_run:
@@ -104,6 +106,47 @@ class DuplicateService:
                     archived.append(repeat.memory.id)
         return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
                            archived=archived, dry_run=dry_run)
+
+    def live_ids(self, principal: Principal, user_id: str, limit: int | None = None) -> list[str]:
+        """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
+        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one)."""
+        authorize(principal, Operation.FIND_DUPLICATES)
+        memories: list[Memory] = []
+        cursor: Cursor | None = None
+        while limit is None or len(memories) <= limit:
+            page = self._memories.browse(principal, RetrieveCommand(
+                top_k=100, author="all", statuses=LIVE, user_id=user_id,
+                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
+            memories.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return [m.id for m in sorted(memories, key=_age)]
+
+    def archive_repeats(self, principal: Principal, user_id: str, memory_ids: list[str], threshold: float) -> tuple[int, int]:
+        """One chunk of a whole-user deduplication job, `memory_ids` oldest first: each still live memory
+        that repeats an older live memory of the user (same hash, or at least `threshold` among its
+        nearest indexed neighbours) is archived as `duplicate_of` the oldest such one. Chunks run oldest
+        first and an archived memory never keeps another, so the grouping is `_group`'s (never
+        transitive) without comparing every pair. Answers (kept memories named, repeats archived)."""
+        authorize(principal, Operation.ARCHIVE)
+        found = {m.id: m for m in self._store.get_many(principal.tenant, memory_ids)}
+        memories = [found[i] for i in memory_ids if i in found and found[i].user_id == user_id and found[i].status in LIVE]
+        vectors = self._embedder().embed([m.normalized_text for m in memories]) if memories else []
+        kept: set[str] = set()
+        archived = 0
+        for memory, vector in zip(memories, vectors, strict=True):
+            hits = {h.memory_id: h.score for h in self._index().similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
+            older = [n for n in self._store.get_many(principal.tenant, list(hits))
+                     if n.id != memory.id and n.user_id == user_id and n.status in LIVE and _age(n) < _age(memory)
+                     and (n.content_hash == memory.content_hash or hits[n.id] >= threshold)]
+            if older:
+                keep = min(older, key=_age)
+                metadata = {**memory.metadata, "duplicate_of": keep.id}
+                self._memories.edit(principal, memory.id, EditCommand(status=Status.ARCHIVED, metadata=metadata))
+                kept.add(keep.id)
+                archived += 1
+        return len(kept), archived
 
     def _similarities(self, memories: list[Memory]) -> list[list[float]]:
         """Pairwise cosines (unit vectors: the dot product). Plain Python, as services take no numpy:
@@ -117,6 +160,10 @@ class DuplicateService:
             for j in range(i + 1, size):
                 table[i][j] = table[j][i] = min(1.0, max(0.0, sum(map(operator.mul, vectors[i], vectors[j]))))
         return table
+
+
+def _age(memory: Memory) -> tuple[datetime, datetime, str]:
+    return (memory.captured_at, memory.created_at, memory.id)
 
 
 def _group(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[DuplicateGroup]:

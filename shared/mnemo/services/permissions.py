@@ -35,6 +35,7 @@ class Operation(StrEnum):
     ERASE = "permanently erase a memory"
     ERASE_USER = "permanently erase every memory of a user"
     READ_JOB = "read an erasure job"
+    READ_WORK_JOB = "read an import, mem0 import or deduplication job"
     IMPORT = "import memories"
     FIND_DUPLICATES = "find duplicate memories"
     EXPORT = "export a user's memories"
@@ -60,6 +61,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.ERASE: Permission.DELETE,
     Operation.ERASE_USER: Permission.ADMIN,
     Operation.READ_JOB: Permission.ADMIN,
+    Operation.READ_WORK_JOB: Permission.READ,
     Operation.IMPORT: Permission.WRITE,
     Operation.FIND_DUPLICATES: Permission.READ,
     Operation.EXPORT: Permission.READ,

@@ -1,4 +1,5 @@
-"""REST for erasing a whole user (GDPR) as an asynchronous job, and reading any erasure job."""
+"""REST for erasing a whole user (GDPR) as an asynchronous job, and reading any job (erasure, import,
+mem0 import, deduplication: one resource, `GET /v1/jobs/{job_id}`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
+from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.errors import ValidationFailed
 from mnemo.services.erasure import ErasureReceipt
@@ -33,8 +35,10 @@ def erase_user(
     return receipt
 
 
-@router.get("/jobs/{job_id}", response_model=ErasureReceipt)
-def erasure_job(job_id: Annotated[str, Path(max_length=64)], caller: Caller, container: Services,
-                response: Response) -> ErasureReceipt:
+@router.get("/jobs/{job_id}", response_model=JobReceipt | ErasureReceipt)
+def job(job_id: Annotated[str, Path(max_length=64)], caller: Caller, container: Services,
+        response: Response) -> JobReceipt | ErasureReceipt:
+    """A job of the caller's tenant (another tenant's id is 404): an erasure receipt (`kind: user`), or
+    an import / mem0_import / deduplicate job with its status, progress (done/total) and summary."""
     response.headers["cache-control"] = "no-store"
-    return container.erasure_jobs.get(caller, job_id)
+    return container.jobs.get(caller, job_id)

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.services.exports import ExportPage
-from mnemo.services.imports import MAX_ITEMS, ImportReport, items_of
+from mnemo.services.imports import ImportReport, items_of
+from mnemo.services.jobs import SYNC_IMPORT_LIMIT
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
 
@@ -26,17 +28,24 @@ class ImportRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     data: list[Any] | dict[str, Any] = Field(description=(
-        f"At most {MAX_ITEMS} items: an array, or an object holding it under `results` or `memories` (mem0's export; "
+        f"An array of items (more than {SYNC_IMPORT_LIMIT}: imported by a job, answered 202), or an object holding it under `results` or `memories` (mem0's export; "
         "`memories` is also this API's export page). Each item: `memory` or `content`, optional `id` (source id: "
         "a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, `author`, `status`."))
     user_id: NamespaceId = Field(default="default", description="Whose memories the items become.")
     skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
 
 
-@router.post("/import", response_model=ImportReport)
-def import_memories(body: ImportRequest, caller: Caller, container: Services) -> ImportReport:
-    """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each."""
-    return container.imports.run(caller, items_of(body.data), user_id=body.user_id, skip_duplicates=body.skip_duplicates)
+@router.post("/import", response_model=ImportReport, responses={202: {"model": JobReceipt, "description": (
+    f"More than {SYNC_IMPORT_LIMIT} items: a job, read at the Location (GET /v1/jobs/{{job_id}}).")}})
+def import_memories(body: ImportRequest, caller: Caller, container: Services) -> Any:
+    """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each.
+    More than the synchronous limit: 202 with the job (its summary counts them, with the first reasons)."""
+    result = container.jobs.import_items(caller, items_of(body.data), user_id=body.user_id,
+                                         skip_duplicates=body.skip_duplicates)
+    if isinstance(result, JobReceipt):
+        return JSONResponse(result.model_dump(mode="json"), status_code=202,
+                            headers={"location": f"/v1/jobs/{result.job_id}", "cache-control": "no-store"})
+    return result
 
 
 @router.get("/export", response_model=ExportPage, responses={200: {"content": {NDJSON: {}}}})

@@ -22,6 +22,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from mnemo.domain.erasure import ErasureStep
+from mnemo.domain.jobs import JobStep
 from mnemo.errors import MnemoError
 from mnemo.ports import EnrichmentTask
 from mnemo.services.enrichment import Prepared
@@ -72,10 +73,14 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
     steps: dict[str, ErasureStep] = {}  # erasure job hops share the queue (docs/erasure.md)
+    job_steps: dict[str, JobStep] = {}  # so do import, mem0 and deduplication jobs (docs/import-export.md)
     for record in event.get("Records", []):
         try:
-            if is_erasure_step(record["body"]):
+            task = task_of(record["body"])
+            if task == "erasure":
                 steps[record["messageId"]] = ErasureStep.model_validate_json(record["body"])
+            elif task == "job":
+                job_steps[record["messageId"]] = JobStep.model_validate_json(record["body"])
             else:
                 tasks[record["messageId"]] = EnrichmentTask.model_validate_json(record["body"])
         except ValidationError:
@@ -87,6 +92,8 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
     def record_handler(record: SQSRecord) -> None:
         if record.message_id in steps:
             return erasure_step(record, steps[record.message_id], context, services)
+        if record.message_id in job_steps:
+            return job_step(record, job_steps[record.message_id], services)
         item = prepared.get(record.message_id)
         if item is None:
             raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
@@ -113,12 +120,32 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
     )
 
 
-def is_erasure_step(body: str) -> bool:
+def task_of(body: str) -> str | None:
+    """`erasure` or `job` for a job's hop; None for an enrichment task (which carries no `task`)."""
     try:
         data = json.loads(body)
     except ValueError:
-        return False
-    return isinstance(data, dict) and data.get("task") == "erasure"
+        return None
+    task = data.get("task") if isinstance(data, dict) else None
+    return task if isinstance(task, str) else None
+
+
+def job_step(record: SQSRecord, step: JobStep, services: Container) -> None:
+    """One chunk of an import, mem0 or deduplication job. On the last allowed receive the job is
+    marked failed before SQS moves the message on (to the DLQ: a mem0 key in it stays encrypted there
+    until the DLQ's retention ends; docs/import-export.md)."""
+    try:
+        services.jobs.run(step)
+    except Exception as exc:
+        final = int(record.attributes.approximate_receive_count) >= services.settings.max_receive_count
+        logger.warning("job step failed", extra={"job_id": step.job_id, "step": step.step, "final": final,
+                                                 "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
+        if final:
+            try:
+                services.jobs.fail(step, exc)
+            except Exception:  # noqa: BLE001 - the original error is what SQS must see
+                logger.exception("could not record the failure on the job")
+        raise
 
 
 def erasure_step(record: SQSRecord, step: ErasureStep, context: Any, services: Container) -> None:

@@ -8,13 +8,13 @@
 | update_memory | memory_id, content, metadata, user_id | memories.edit (metadata-only keeps content; content re-embeds) |
 | get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself), through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
-| deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate |
+| deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate; dry_run=false: jobs.deduplicate (a job above 300 live memories) |
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
 | sync_status | - | status.for_tenant |
 | extract_entities | text | the configured extractor; stores nothing |
 | get_knowledge_graph | entity_type, entity_name, relationship_type, limit | connections.neighbourhood |
 | find_connections | from_entity, to_entity, max_depth=2 | connections.connections |
-| import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | imports.run |
+| import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | jobs.import_items (a job above 200 items), jobs.import_mem0 (always a job) |
 
 An omitted user_id is r3's configured user: "default". Reads never cross users.
 """
@@ -29,6 +29,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
+from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Permission, Status
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import (
@@ -224,8 +225,13 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         similarity_threshold: Annotated[float, Field(ge=0.5, le=1.0, description="Cosine at or above which two memories are near-duplicates, 0.5-1.0.")] = 0.85,
         dry_run: Annotated[bool, Field(description="true: only report; false: archive the repeats (never erased; reopen to undo).")] = True,
     ) -> CallToolResult:
-        """Group a user's exact and near-duplicate memories; each group keeps its earliest memory. dry_run=false archives the others, marks them duplicate_of the kept one and records it in their history."""
-        return views.deduplicated(services.duplicates.deduplicate(caller(), user(user_id), similarity_threshold, dry_run=dry_run))
+        """Group a user's exact and near-duplicate memories; each group keeps its earliest memory. dry_run=false archives the others, marks them duplicate_of the kept one and records it in their history: at once for a user with up to 300 live memories, as a background job (answered with its job id) for more."""
+        if dry_run:
+            return views.deduplicated(services.duplicates.deduplicate(caller(), user(user_id), similarity_threshold, dry_run=True))
+        done = services.jobs.deduplicate(caller(), user(user_id), similarity_threshold)
+        if isinstance(done, JobReceipt):
+            return views.job_started(done, "the deduplication")
+        return views.deduplicated(done)
 
     @server.tool(title="Cache statistics", read_only=True, destructive=False, idempotent=True)
     def cache_stats() -> CallToolResult:
@@ -286,27 +292,29 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Import memories", read_only=False, destructive=False, idempotent=True)
     def import_memories(
-        source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: disabled here.")],
+        source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: pull a mem0 account (when the deployment enables it).")],
         data: Annotated[list[Any] | dict[str, Any] | None, Field(description="source=json: an array of items, or an object with results or memories.")] = None,
         file_path: Annotated[str | None, Field(description="source=json_file: a JSON file readable by the local server.")] = None,
-        api_key: Annotated[str | None, Field(description="source=mem0_api: refused (it would send data out of your account).")] = None,
+        api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
-        batch_size: Annotated[int, Field(ge=1, le=500, description="Items per call accepted, 1-500.")] = 50,
+        batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
         skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content).")] = True,
     ) -> CallToolResult:
-        """Import memories: each item needs memory or content, optional metadata and id (its source id: a rerun skips items already imported). Answers imported/skipped/failed counts with reasons."""
+        """Import memories: each item needs memory or content, optional metadata and id (its source id: a rerun skips items already imported). Up to 200 items: imported at once, answering imported/skipped/failed counts with reasons. More, and every mem0_api pull (all pages, no 1,000 cap): a background job, answered with its job id; GET /v1/jobs/{job_id} reports progress and the counts."""
+        if (api_key is not None) != (source == "mem0_api"):
+            raise ValidationFailed("api_key: used with source mem0_api, and only there")
         if source == "mem0_api":
-            raise ValidationFailed("source: mem0_api is not enabled on this deployment (it sends your key and data "
-                                   "out of the account); export from mem0 and import the file with source json")
-        if api_key is not None:
-            raise ValidationFailed("api_key: only used with source mem0_api")
+            if data is not None or file_path is not None:
+                raise ValidationFailed("source: mem0_api takes api_key (and neither data nor file_path)")
+            return views.job_started(services.jobs.import_mem0(caller(), api_key or "", user_id=user(user_id),
+                                                               skip_duplicates=skip_duplicates), "the mem0 import")
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
         payload = data if source == "json" else services.imports.read_file(file_path or "")
-        items = items_of(payload)
-        if len(items) > batch_size:
-            raise ValidationFailed(f"batch_size: the data holds {len(items)} items, more than batch_size {batch_size}; "
-                                   "raise batch_size (at most 500) or split the data")
-        return views.imported(services.imports.run(caller(), items, user_id=user(user_id), skip_duplicates=skip_duplicates))
+        done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
+                                          skip_duplicates=skip_duplicates, chunk=batch_size)
+        if isinstance(done, JobReceipt):
+            return views.job_started(done, "the import")
+        return views.imported(done)
 
     return server

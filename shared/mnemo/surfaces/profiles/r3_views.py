@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from mnemo.domain.graph import Fact
+from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
 from mnemo.services.connections import Connection, Neighbourhood
 from mnemo.services.duplicates import DedupReport
@@ -110,3 +111,9 @@ def imported(report: ImportReport) -> CallToolResult:
     details = [f"item {f.index}: skipped, {f.reason}" for f in report.skipped]
     details += [f"item {f.index}: failed, {f.reason}" for f in report.failed]
     return result("\n".join([text, *details]), report)
+
+
+def job_started(receipt: JobReceipt, what: str) -> CallToolResult:
+    return result(f"Started {what} as job {receipt.job_id} ({receipt.kind.value}, {receipt.status.value}). It runs in the "
+                  f"background: check it with GET /v1/jobs/{receipt.job_id} (needs memory:read); it reports progress "
+                  "and the imported/skipped/failed or archived counts with the first reasons.", receipt)

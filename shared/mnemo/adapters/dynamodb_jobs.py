@@ -1,0 +1,77 @@
+"""`JobStore` on the memories table, beside the erasure jobs (docs/import-export.md "Jobs").
+
+| item | `pk` | `sk` |
+|---|---|---|
+| job | `T#<tenant>#JOB#<job id>` | `JOB` (`job_kind`, the job as JSON, `revision` for the conditions) |
+| job part | `T#<tenant>#JOB#<job id>` | `P#<00000>` (one chunk of the job's input as JSON, under 400 KB; `expires_at`: TTL, 30 days) |
+
+The tenant leads every key, so a job id of another tenant addresses nothing. An erasure job's item
+has no `job_kind`: `get` answers None for it and the erasure store reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mnemo.adapters.dynamodb_codec import deserialize, serialize
+from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, _Table, job_pk
+from mnemo.domain.jobs import Job
+from mnemo.errors import DependencyError
+
+PART_PREFIX = "P#"
+# Parts hold what the caller sent; DynamoDB's TTL removes them long after any job has finished.
+PART_LIFETIME = timedelta(days=30)
+
+
+def part_sk(index: int) -> str:
+    return f"{PART_PREFIX}{index:05d}"
+
+
+class DynamoDbJobStore(_Table):
+    def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
+        # Parts first, the job last: a job that can be read always has its parts.
+        self.write_parts(job.tenant, job.job_id, parts)
+        self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
+
+    def write_parts(self, tenant: str, job_id: str, parts: Sequence[list[Any]], first: int = 0) -> None:
+        pk, expires_at = job_pk(tenant, job_id), int((datetime.now(UTC) + PART_LIFETIME).timestamp())
+        requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part),
+                                                       "expires_at": expires_at})}}
+                    for i, part in enumerate(parts)]
+        for start in range(0, len(requests), 25):
+            pending: dict[str, Any] = {self._table: requests[start : start + 25]}
+            for _ in range(8):
+                pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
+                if not pending:
+                    break
+            else:
+                raise DependencyError("memory store unavailable (job parts left unprocessed)")
+
+    def get(self, tenant: str, job_id: str) -> Job | None:
+        key = serialize({"pk": job_pk(tenant, job_id), "sk": JOB_SK})
+        item = self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True).get("Item")
+        if item is None or "job_kind" not in item:
+            return None
+        return Job.model_validate_json(deserialize(item)["job"])
+
+    def part(self, tenant: str, job_id: str, index: int) -> list[object]:
+        key = serialize({"pk": job_pk(tenant, job_id), "sk": part_sk(index)})
+        item = self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True).get("Item")
+        if item is None:
+            raise DependencyError(f"job {job_id}: part {index} is missing")
+        items: list[object] = json.loads(deserialize(item)["items"])
+        return items
+
+    def save(self, job: Job) -> Job:
+        written = job.model_copy(update={"revision": job.revision + 1})
+        self._call("put_item", TableName=self._table, Item=serialize(_item(written)), ConditionExpression="revision = :r",
+                   ExpressionAttributeValues=serialize({":r": job.revision}))
+        return written
+
+
+def _item(job: Job) -> dict[str, Any]:
+    return {"pk": job_pk(job.tenant, job.job_id), "sk": JOB_SK, "revision": job.revision, "status": job.status.value,
+            "job_kind": job.kind.value, "job": job.model_dump_json()}

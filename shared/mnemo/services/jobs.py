@@ -1,0 +1,203 @@
+"""Long operations as jobs on the worker queue (docs/import-export.md "Jobs"): an import of more than
+`SYNC_IMPORT_LIMIT` items, every mem0 pull, and a deduplication (dry_run=false) of a user with more than
+`SYNC_DEDUP_LIMIT` live memories. Erasure of a user is a job too (services/erasure_jobs.py); `get`
+answers for every kind at `GET /v1/jobs/{job_id}`.
+
+Each hop runs one chunk: an import part (stored as a job-part item), one mem0 page, or one part of a
+deduplication plan. The job then saves its checkpoint (`step + 1`, progress, summary) in one write
+conditional on its revision, and queues the next step. A message for a step the job has passed is
+stale and does nothing (except re-sending the current step if the hop that saved it died before
+sending it), so a redelivery never redoes a checkpointed chunk. A chunk interrupted before its
+checkpoint runs again: imports skip items already imported by source id, deduplication skips
+memories already archived.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from mnemo.domain.erasure import ErasureReceipt, JobStatus
+from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
+from mnemo.domain.models import Principal, utcnow
+from mnemo.errors import ConflictError, DependencyError, MnemoError, ValidationFailed
+from mnemo.ports import JobQueue, JobStore, Mem0Source
+from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService
+from mnemo.services.erasure_jobs import ErasureJobService
+from mnemo.services.imports import ImportReport, ImportService
+from mnemo.services.permissions import Operation, authorize
+
+logger = logging.getLogger(__name__)
+
+SYNC_IMPORT_LIMIT = 200  # items one request imports itself; more become a job
+IMPORT_CHUNK = 100  # items per job part (one hop): ~1 write + 1 send each, far inside the worker's 120 s
+PART_BYTES = 300_000  # a job part's JSON stays under DynamoDB's 400 KB item limit with room for its keys
+MEM0_PAGE_SIZE = 100  # memories per mem0 page, one page per hop
+SYNC_DEDUP_LIMIT = SCAN_LIMIT  # live memories a deduplicate call compares pairwise itself; more become a job
+DEDUP_CHUNK = 50  # memories per deduplication hop: one embedding call and 50 k-NN queries
+MEM0_DISABLED = ("source: mem0_api is not enabled on this deployment: it sends your mem0 key to api.mem0.ai and "
+                 "brings data into the account; an operator enables it with MNEMO_MEM0_IMPORT_ENABLED=true "
+                 "(template parameter Mem0ImportEnabled). Meanwhile export from mem0 and import the file with source json")
+
+
+def parts_of(items: Sequence[Any], size: int) -> list[list[Any]]:
+    """Chunks of at most `size` items and `PART_BYTES` of JSON each (an item too large alone is refused)."""
+    parts: list[list[Any]] = [[]]
+    used = 0
+    for index, item in enumerate(items):
+        length = len(json.dumps(item))
+        if length > PART_BYTES:
+            raise ValidationFailed(f"data: item {index} is {length} bytes of JSON, more than {PART_BYTES}")
+        if len(parts[-1]) >= size or used + length > PART_BYTES:
+            parts.append([])
+            used = 0
+        parts[-1].append(item)
+        used += length
+    return [p for p in parts if p]
+
+
+class JobService:
+    def __init__(self, jobs: JobStore, queue: JobQueue, imports: ImportService, duplicates: DuplicateService,
+                 erasure_jobs: ErasureJobService, mem0: Callable[[], Mem0Source] | None, *,
+                 clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        self._jobs = jobs
+        self._queue = queue
+        self._imports = imports
+        self._duplicates = duplicates
+        self._erasure_jobs = erasure_jobs
+        self._mem0 = mem0  # None: the mem0 pull is switched off (the default)
+        self._clock = clock
+        self._new_id = new_id
+
+    # -- requests --------------------------------------------------------------------------
+    def import_items(self, principal: Principal, items: list[Any], *, user_id: str, skip_duplicates: bool,
+                     chunk: int = IMPORT_CHUNK) -> ImportReport | JobReceipt:
+        """Up to SYNC_IMPORT_LIMIT items: imported now (the report). More: a job (its receipt)."""
+        authorize(principal, Operation.IMPORT)
+        if len(items) <= SYNC_IMPORT_LIMIT:
+            return self._imports.run(principal, items, user_id=user_id, skip_duplicates=skip_duplicates)
+        parts = parts_of(items, chunk)
+        job = self._new(principal, JobKind.IMPORT, user_id, parts=len(parts), skip_duplicates=skip_duplicates,
+                        progress=JobProgress(total=len(items)))
+        return self._start(job, parts)
+
+    def import_mem0(self, principal: Principal, api_key: str, *, user_id: str, skip_duplicates: bool) -> JobReceipt:
+        authorize(principal, Operation.IMPORT)
+        if self._mem0 is None:
+            raise ValidationFailed(MEM0_DISABLED)
+        if not api_key.strip():
+            raise ValidationFailed("api_key: must be your mem0 api key (non-empty)")
+        job = self._new(principal, JobKind.MEM0_IMPORT, user_id, skip_duplicates=skip_duplicates, key_hint=api_key[-4:])
+        return self._start(job, [], api_key=api_key)
+
+    def deduplicate(self, principal: Principal, user_id: str, threshold: float) -> DedupReport | JobReceipt:
+        """Archive a user's repeats: up to SYNC_DEDUP_LIMIT live memories now (the report), more as a job."""
+        authorize(principal, Operation.ARCHIVE)
+        if len(self._duplicates.live_ids(principal, user_id, limit=SYNC_DEDUP_LIMIT)) <= SYNC_DEDUP_LIMIT:
+            return self._duplicates.deduplicate(principal, user_id, threshold, dry_run=False)
+        # The plan (every live id) is read by the job's first hop, not here: a large user takes many Queries.
+        return self._start(self._new(principal, JobKind.DEDUPLICATE, user_id, threshold=threshold), [])
+
+    def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
+        job = self._jobs.get(principal.tenant, job_id)
+        if job is None:
+            return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
+        authorize(principal, Operation.READ_WORK_JOB)
+        return job.receipt()
+
+    # -- the worker --------------------------------------------------------------------------
+    def run(self, step: JobStep) -> None:
+        """One chunk (the worker calls it per message). Raises on failure: SQS redelivers."""
+        job = self._jobs.get(step.tenant, step.job_id)
+        if job is None or job.finished:
+            logger.info("job step ignored: no such job or job finished", extra={"job_id": step.job_id})
+            return
+        if step.step != job.step:
+            if step.step < job.step and job.dispatched < job.step:
+                self._dispatch(job, step.api_key)  # the hop that saved this step died before sending it
+            logger.info("stale job step", extra={"job_id": job.job_id, "step": step.step, "at": job.step})
+            return
+        job = self._jobs.save(job.model_copy(update={
+            "status": JobStatus.RUNNING, "started_at": job.started_at or self._clock(), "dispatched": job.step}))
+        job, last = self._chunk(job, step)
+        if last:
+            self._jobs.save(job.model_copy(update={"step": job.step + 1, "status": JobStatus.COMPLETED,
+                                                   "finished_at": self._clock()}))
+        else:
+            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})), step.api_key)
+
+    def fail(self, step: JobStep, error: Exception) -> None:
+        """The step's last delivery failed: the job says why (what it did so far stays done)."""
+        job = self._jobs.get(step.tenant, step.job_id)
+        if job is None or job.finished:
+            return
+        undelivered = step.step == job.step - 1 and job.dispatched < job.step
+        if step.step != job.step and not undelivered:
+            return  # a stale duplicate failed; the job's current hop is alive elsewhere
+        reason = error.message if isinstance(error, MnemoError) else type(error).__name__
+        with contextlib.suppress(ConflictError):
+            self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
+                                                   "error": f"{reason}; what was done stays done, run it again to finish"}))
+
+    def _chunk(self, job: Job, step: JobStep) -> tuple[Job, bool]:
+        """Run the job's current chunk; the job with its progress and summary, and whether it was the last."""
+        if job.kind is JobKind.MEM0_IMPORT:
+            if self._mem0 is None:
+                raise ValidationFailed(MEM0_DISABLED)
+            if not step.api_key:
+                raise ValidationFailed("api_key: the job's message lost it; request the import again")
+            page = self._mem0().page(step.api_key, job.user_id, job.step + 1, MEM0_PAGE_SIZE)
+            summary = self._import(job, page.items, job.progress.done)
+            progress = JobProgress(done=job.progress.done + len(page.items), total=page.total)
+            return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), page.last
+        if job.kind is JobKind.DEDUPLICATE and job.step == 0:
+            planned = self._plan(job)
+            return planned, planned.parts <= 1  # nothing live left to compare: done
+        items = self._jobs.part(job.tenant, job.job_id, job.step)
+        if job.kind is JobKind.IMPORT:
+            summary = self._import(job, items, job.progress.done)
+        else:
+            groups, archived = self._duplicates.archive_repeats(job.principal, job.user_id, [str(i) for i in items], job.threshold)
+            summary = JobSummary(groups=groups, archived=archived)
+        progress = job.progress.model_copy(update={"done": job.progress.done + len(items)})
+        return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), job.step + 1 >= job.parts
+
+    def _plan(self, job: Job) -> Job:
+        """Deduplication's first hop: every live id of the user, oldest first, stored as parts 1..n
+        (step n runs part n); a rerun of this hop rewrites the same parts."""
+        live = self._duplicates.live_ids(job.principal, job.user_id)
+        parts = [live[i : i + DEDUP_CHUNK] for i in range(0, len(live), DEDUP_CHUNK)]
+        self._jobs.write_parts(job.tenant, job.job_id, parts, first=1)
+        return job.model_copy(update={"parts": len(parts) + 1, "progress": JobProgress(total=len(live))})
+
+    def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
+        report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates)
+        reasons = [f"item {offset + p.index}: {p.reason}" for p in sorted([*report.skipped, *report.failed], key=lambda p: p.index)]
+        return JobSummary(imported=len(report.imported), skipped=len(report.skipped), failed=len(report.failed), reasons=reasons)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _new(self, principal: Principal, kind: JobKind, user_id: str, **fields: Any) -> Job:
+        return Job(tenant=principal.tenant, job_id=self._new_id(), kind=kind, principal=principal, user_id=user_id,
+                   requested_at=self._clock(), **fields)
+
+    def _start(self, job: Job, parts: Sequence[list[Any]], api_key: str | None = None) -> JobReceipt:
+        self._jobs.create(job, parts)
+        try:
+            self._queue.send_step(JobStep(tenant=job.tenant, job_id=job.job_id, step=0, api_key=api_key))
+        except DependencyError:
+            with contextlib.suppress(MnemoError):  # the caller sees the queue error; the job says it never ran
+                self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
+                                                       "error": "the job could not be queued; request it again"}))
+            raise
+        return job.receipt()
+
+    def _dispatch(self, job: Job, api_key: str | None) -> None:
+        self._queue.send_step(JobStep(tenant=job.tenant, job_id=job.job_id, step=job.step, api_key=api_key))
+        with contextlib.suppress(ConflictError):  # the next hop already started (and recorded the dispatch)
+            self._jobs.save(job.model_copy(update={"dispatched": job.step}))
+
