@@ -8,6 +8,15 @@ tenant size in `--sizes` it captures memories up to that size (poller stopped), 
 - edit: `append:` edits of one memory (a conditional put + history in one transaction), ms each.
 
     PYTHONPATH=shared:. .venv/bin/python bench/local_stack_bench.py [--sizes 300,1000] [--before-sizes 300] [--concurrency 2]
+
+`--locomo DATA` instead: LoCoMo-size ingest through REST (issue 14's target, <= 3 min). Starts the
+stack as `make dev` does (`python -m mnemo.local`, its own process and default pollers), captures
+`--turns` LoCoMo turns (every conversation of DATA, cycled under new user ids until that many; one
+tenant) with `--clients` HTTP clients, each posting one conversation's turns in order, and reports the
+seconds from the first capture to nothing pending (GET /v1/status polled every 0.5 s), captures/s and
+enriched/s.
+
+    PYTHONPATH=shared:. .venv/bin/python bench/local_stack_bench.py --locomo ../shared/bench/locomo-dev.json [--turns 3100] [--clients 6]
 """
 
 from __future__ import annotations
@@ -95,6 +104,91 @@ def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> di
     return {"mode": mode, "concurrency": concurrency, "rows": rows}
 
 
+def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`make dev`'s command on a free port, with this bench's key; returns once /healthz answers."""
+    import socket
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    env.update({"PORT": str(port), "MNEMO_API_KEY": KEY, "PYTHONPATH": str(REPO / "shared"),
+                "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+    process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env,
+                               stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"the local stack exited early:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the local stack did not become healthy:\n{log.read_text()}")
+
+
+def locomo_ingest(data: Path, turns: int, clients: int) -> dict[str, Any]:
+    import queue
+
+    import httpx
+
+    from bench.locomo import data as locomo_data
+    from bench.locomo.client import MnemoClient
+
+    conversations, _ = locomo_data.load(data)
+    units: queue.Queue[tuple[str, list[Any]]] = queue.Queue()
+    total, rep = 0, 0
+    while total < turns:  # every conversation, then again under new users, up to `turns`
+        for conversation in conversations:
+            take = list(conversation.turns[: turns - total])
+            if take:
+                units.put((f"ingest-{rep}-{conversation.sample_id}", take))
+                total += len(take)
+        rep += 1
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mnemo-locomo-ingest-{os.getpid()}.log"
+    process, base = start_stack(log)
+    errors: list[BaseException] = []
+
+    def post_all() -> None:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            client = MnemoClient(http, KEY)
+            while True:
+                try:
+                    user, unit = units.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    for turn in unit:
+                        client.capture(user, turn)
+                except BaseException as exc:  # noqa: BLE001 - reported after the run
+                    errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=post_all) for _ in range(clients)]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        captured = time.perf_counter() - started
+        with httpx.Client(base_url=base, timeout=60) as http:
+            wait = MnemoClient(http, KEY).wait_for_enrichment(poll_seconds=0.5, timeout_seconds=1800)
+        done = time.perf_counter() - started
+    finally:
+        process.terminate()  # what Ctrl-C does to `make dev`
+        process.wait(timeout=30)
+    if errors:
+        raise RuntimeError(f"{len(errors)} conversation(s) failed to ingest: {errors[0]!r}")
+    return {"turns": total, "clients": clients, "capture_seconds": round(captured, 1),
+            "captures_per_s": round(total / captured, 1), "seconds_to_enriched": round(done, 1),
+            "enriched_per_s": round(total / done, 1), "timed_out": wait.timed_out, "status": wait.status}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="300,1000,3000")
@@ -102,11 +196,17 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=1,
                         help="batches enriched at once in `after` (the stack's default is 2; 1 isolates the per-batch cost)")
+    parser.add_argument("--locomo", type=Path, help="LoCoMo-size ingest through REST from this LoCoMo JSON file")
+    parser.add_argument("--turns", type=int, default=3100, help="--locomo: turns to capture")
+    parser.add_argument("--clients", type=int, default=6, help="--locomo: concurrent HTTP clients")
     parser.add_argument("--mode", choices=["before", "after"], help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "local_stack.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
                        "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+    if args.locomo:
+        print(json.dumps(locomo_ingest(args.locomo, args.turns, args.clients)))
+        return 0
     if args.mode:
         concurrency = args.concurrency if args.mode == "after" else 1
         print(json.dumps(measure(args.mode, [int(s) for s in args.sizes.split(",")], args.edits, concurrency)))

@@ -127,6 +127,10 @@ class MemoryStore(Protocol):
 
     def browse(self, query: BrowseQuery) -> Page: ...
 
+    def preceding(self, tenant: str, user_id: str, memories: Sequence[Memory]) -> dict[str, Memory | None]:
+        """Per memory of `memories` (one user's), the open memory the user captured just before it, in
+        capture order (created_at, then id), or None: the store owns that order, whatever is enriched."""
+
     def unindexed(self, tenant: str, limit: int) -> list[Memory]:
         """The tenant's memories whose enrichment is pending or failed (so the search index may not
         hold them, or holds an older version), most recently changed first, at most `limit` per state."""

@@ -58,11 +58,12 @@ def test_memories_cost_at_most_four_calls_each_and_batch_reads_are_shared(counte
     assert per_op["BatchWriteItem"] <= 4 + 1, per_op
     assert per_op["GetItem"] == 0 and per_op["Scan"] == 0
     # and each memory costs two Queries of its own partition (graph items, fact provenance) and its
-    # conditional final save
-    assert per_op["Query"] == 2 * BATCH
+    # conditional final save; the user's capture order (sequence links) is one Query per author
+    # partition for the whole batch (4.0 -> 4.2 calls a memory when it moved from the index to the store)
+    assert per_op["Query"] == 2 * BATCH + 2
     assert per_op["PutItem"] + per_op["TransactWriteItems"] == BATCH
     assert per_op["ReceiveMessage"] == 1 and per_op["DeleteMessageBatch"] == 1
-    assert sum(per_op.values()) / BATCH <= 4, per_op
+    assert sum(per_op.values()) / BATCH <= 4.2, per_op
     print("memories only, calls per enriched memory:", sum(per_op.values()) / BATCH, dict(per_op))
 
 
@@ -84,10 +85,11 @@ def test_facts_add_a_bounded_number_of_calls(counted) -> None:
     assert per_op["UpdateItem"] == 0 and per_op["GetItem"] == 0, per_op
     assert per_op["TransactWriteItems"] <= BATCH, per_op
     # graph items + provenance per memory, plus the timelines of the batch's single-valued groups,
-    # read once for the batch (an adjacency Query per status; was 11.7 calls a memory before batching)
-    assert per_op["Query"] <= 2 * BATCH + 12, per_op
+    # read once for the batch (an adjacency Query per status; was 11.7 calls a memory before batching),
+    # plus the user's capture order (two Queries for the batch)
+    assert per_op["Query"] <= 2 * BATCH + 12 + 2, per_op
     assert per_op["BatchGetItem"] <= 3 + 2 + BATCH, per_op  # + names and nodes, + one per memory's facts
-    assert sum(per_op.values()) / BATCH <= 7, per_op
+    assert sum(per_op.values()) / BATCH <= 7.1, per_op
 
 
 def test_facts_are_written_once_when_the_batch_is_redelivered(counted) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from mnemo.adapters import dynamodb_sequence
 from mnemo.adapters.dynamodb_codec import (
     BROWSE_INDEXES,
     HISTORY_PREFIX,
@@ -214,6 +215,15 @@ class DynamoDbMemoryStore:
         if filtered and last and len(found) <= query.limit:
             return found, deserialize(last)["gsi1sk"], skipped
         return found[: query.limit + 1], None, skipped
+
+    def preceding(self, tenant: str, user_id: str, memories: Sequence[Memory]) -> dict[str, Memory | None]:
+        return dynamodb_sequence.preceding(self._below, tenant, user_id, memories)
+
+    def _below(self, pk: str, key: str, limit: int) -> tuple[list[Memory], bool]:
+        response = self._call("query", TableName=self._table, IndexName="gsi1", ScanIndexForward=False, Limit=limit,
+                              KeyConditionExpression="gsi1pk = :pk AND gsi1sk < :key",
+                              ExpressionAttributeValues=serialize({":pk": pk, ":key": key}))
+        return readable(deserialize(i) for i in response.get("Items", [])), "LastEvaluatedKey" not in response
 
     def unindexed(self, tenant: str, limit: int) -> list[Memory]:
         """The sparse `gsi2` holds exactly the memories whose enrichment is unfinished: per state one

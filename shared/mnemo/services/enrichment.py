@@ -184,6 +184,7 @@ class EnrichmentService:
         for item in items:
             if item.memory is not None and item.extraction is not None and item.extraction.facts:
                 batch.mention(graph_key(item.memory.namespace), mentions(item.extraction))
+        self._sequence(items, batch)
         planned: list[tuple[Prepared, Memory, Derived]] = []
         for item in items:
             if item.error is not None:
@@ -237,12 +238,12 @@ class EnrichmentService:
         extraction, vector = item.extraction, item.vector
         assert extraction is not None and vector is not None
         entities = [e.name for e in extraction.entities]
-        previous = self._previous(memory)
+        previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
         groups = self._replace_facts(memory, self._derive_facts(memory, extraction, batch), item.fact_vectors)
         change = self._graph.plan(memory, entities, links)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
-        context = " ".join(filter(None, [previous.text if previous else "", date_words(memory.captured_at)]))
+        context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
         index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
         batch.planned(memory, entities, links)
         return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups)
@@ -336,16 +337,31 @@ class EnrichmentService:
                      for f in facts]
         return list({f.uuid: f for f in facts}.values())
 
-    def _previous(self, memory: Memory) -> IndexDocument | None:
-        """The memory captured just before this one in the same scope, if close enough in time."""
-        previous = self._index().preceding(memory.tenant, memory.user_id, memory.created_at)
+    def _sequence(self, items: Sequence[Prepared], batch: Batch) -> None:
+        """Each live memory's predecessor in capture order, from the store (one read per user and batch):
+        the index would miss one a concurrent batch has not indexed yet, and then neither memory of the
+        pair would link the other. Failing fails that user's tasks (SQS retries them)."""
+        users: dict[tuple[str, str], list[Prepared]] = {}
+        for item in items:
+            if item.error is None and item.skip_reason is None and item.memory is not None and item.extraction is not None:
+                users.setdefault((item.memory.tenant, item.memory.user_id), []).append(item)
+        for (tenant, user_id), group in users.items():
+            try:
+                batch.previous.update(self._store.preceding(tenant, user_id, [i.memory for i in group if i.memory]))
+            except Exception as exc:  # noqa: BLE001 - kept per task
+                for item in group:
+                    item.error = exc
+
+    def _previous(self, memory: Memory, batch: Batch) -> Memory | None:
+        """The memory captured just before this one by the same user, if close enough in time."""
+        previous = batch.previous.get(memory.id)
         if previous is None:
             return None
         close = memory.created_at - previous.created_at <= SEQUENCE_WINDOW
         same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
         return previous if close and same_moment else None
 
-    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: IndexDocument | None,
+    def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: Memory | None,
                batch: Batch) -> list[Link]:
         weights: dict[str, tuple[float, str]] = {}
 
@@ -360,7 +376,7 @@ class EnrichmentService:
             for other in self._entity_neighbours(memory, entities, batch):
                 offer(other, ENTITY_LINK_WEIGHT, "entity")
         if previous is not None:
-            offer(previous.memory_id, SEQUENCE_LINK_WEIGHT, "sequence")
+            offer(previous.id, SEQUENCE_LINK_WEIGHT, "sequence")
         return [Link(memory_id=memory.id, other_id=o, weight=w, reason=r) for o, (w, r) in weights.items()]
 
     def _entity_neighbours(self, memory: Memory, entities: list[str], batch: Batch) -> list[str]:

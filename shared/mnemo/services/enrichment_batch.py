@@ -40,6 +40,7 @@ class Batch:
     # Fact entities by (graph key, canonical name): what the batch's memories name, resolved once.
     mentions: dict[GraphKey, dict[str, EntityMention]] = field(default_factory=dict)
     entities: dict[tuple[GraphKey, str], Entity] = field(default_factory=dict)
+    previous: dict[str, Memory | None] = field(default_factory=dict)  # memory id -> captured just before it
 
     def mention(self, space: GraphKey, found: dict[str, EntityMention]) -> None:
         """Add a memory's mentions; one named by several memories keeps every alias they give it."""

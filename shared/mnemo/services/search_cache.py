@@ -209,6 +209,9 @@ class WatchedStore:
     def unindexed(self, tenant: str, limit: int) -> list[Memory]:
         return self._inner.unindexed(tenant, limit)
 
+    def preceding(self, tenant: str, user_id: str, memories: Sequence[Memory]) -> dict[str, Memory | None]:
+        return self._inner.preceding(tenant, user_id, memories)
+
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         return self._inner.history(tenant, memory_id)
 
