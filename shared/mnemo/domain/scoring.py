@@ -48,7 +48,7 @@ RELEVANCE_FLOOR = 0.3
 # peak at 0.50, p99 0.45), so a hit at or above it that also shares a word with the query is about the
 # query even when the store is too small for BM25 to say so (a term's idf in a one-memory store is 0.29):
 # its cosine lifts it, from RELEVANCE_FLOOR here to 0.9 at cosine 1 (a verbatim query in a store of one).
-SEMANTIC_EVIDENCE = 0.55
+SEMANTIC_EVIDENCE = 0.59
 
 
 @dataclass(frozen=True)
