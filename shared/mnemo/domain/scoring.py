@@ -242,8 +242,9 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     raw = [wl * a + ws * b + wi * i + wr * r for a, b, i, r in zip(lexical, semantic, importance, recency, strict=True)]
     knots = weights.calibration
     scores = [calibrate(v, knots) for v in raw]
-    ids = c.ids
-    order = sorted(range(len(ids)), key=lambda row: (-scores[row], ids[row]))
+    # Best first, ties by id: two C-keyed sorts (the second is stable) instead of a tuple key per row.
+    order = sorted(range(len(c.ids)), key=c.ids.__getitem__)
+    order.sort(key=[-v for v in scores].__getitem__)
     parts = {"lexical": lexical, "semantic": semantic, "importance": importance, "recency": recency,
              "raw": [clamp01(v) for v in raw]}
     return Scored(c, scores, parts, order)
