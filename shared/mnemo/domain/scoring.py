@@ -2,8 +2,9 @@
 lie in [0, 1]. docs/scoring.md explains the shape of each piece and the measurements behind it.
 
 An index adapter runs two legs — lexical (BM25) and semantic (cosine k-NN) — and returns the union of
-their hits as `Candidate`s with raw signals; the memory service ranks them here (`score`, then graph
-`expand`), so ranking has one owner whatever the adapter.
+their hits as `Candidates` (columns of raw signals, one row per memory); the memory service ranks them
+here (`score`, then graph `expand`), so ranking has one owner whatever the adapter. Pure Python on
+purpose: numpy is neither a domain dependency nor in the Lambda layer (tests/unit/test_import_contract.py).
 """
 
 from __future__ import annotations
