@@ -2,9 +2,13 @@
 same 100k spread over 100 tenants, plus the memory the index holds. In process, no AWS.
 
 Texts are drawn from a 5,000-word Zipf vocabulary (realistic posting-list skew); vectors are random
-unit vectors of MiniLM's 384 dimensions (cosine cost does not depend on their content).
+unit vectors of MiniLM's 384 dimensions (cosine cost does not depend on their content). BLAS runs on
+one thread, as in the local stack (the MiniLM embedder sizes the pool when it loads, before any search).
 
-    PYTHONPATH=shared .venv/bin/python bench/index_scale.py [--queries 200]
+    PYTHONPATH=shared .venv/bin/python bench/index_scale.py [--queries 200] [--cases 100000x1] [--code DIR]
+
+`--code DIR` measures another checkout's `shared/` with this script (a baseline: `git archive <commit>
+| tar -x -C DIR`); run it and this checkout one after the other for a same-run comparison.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "shared"))
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]) if "--code" in sys.argv else REPO  # before the imports below
+sys.path.insert(0, str(CODE / "shared"))
 
 from mnemo.adapters.local_index import LocalSearchIndex  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
@@ -91,10 +96,18 @@ def measure(index: LocalSearchIndex, tenants: int, queries: int) -> dict[str, fl
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--cases", default="1000x1,10000x1,100000x1,100000x100", help="memories x tenants, comma-separated")
+    parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose shared/ is measured")
+    parser.add_argument("--blas-threads", type=int, default=1, help="BLAS pool size (the local stack's: 1)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "index_scale.json")
     args = parser.parse_args()
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=args.blas_threads, user_api="blas")
     rows = []
-    for total, tenants in ((1_000, 1), (10_000, 1), (100_000, 1), (100_000, 100)):
+    cases = [tuple(int(n) for n in case.split("x")) for case in args.cases.split(",")]
+    print(f"code: {args.code.resolve()}, load average {os.getloadavg()[0]:.1f}", flush=True)
+    for total, tenants in cases:
         index, build_s, mib = build(total, tenants)
         row = {"memories": total, "tenants": tenants, "per_tenant": total // tenants, "build_s": round(build_s, 1),
                "index_mib": round(mib, 1), **measure(index, tenants, args.queries)}
@@ -102,10 +115,12 @@ def main() -> int:
         print(f"{total:>7,} memories, {tenants:>3} tenant(s): p50 {row['p50_ms']:>7.2f} ms  p95 {row['p95_ms']:>7.2f} ms  "
               f"index {row['index_mib']:>7.1f} MiB  (built in {row['build_s']} s)", flush=True)
         del index
-    machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    machine = (f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+               f"BLAS threads {args.blas_threads}, load average {os.getloadavg()[0]:.1f}")
     print(machine)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": machine, "queries": args.queries, "rows": rows}, indent=2))
+    args.out.write_text(json.dumps({"machine": machine, "code": str(args.code), "queries": args.queries, "rows": rows},
+                                   indent=2))
     return 0
 
 

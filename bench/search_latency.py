@@ -14,9 +14,12 @@ Reported per mode: p50/p95 per search, the in-process breakdown (auth, query emb
 legs, fusion/graph expansion, hydration BatchGetItem, everything else = routing, validation,
 serialisation) and the exact AWS calls per search. `before` is the code without this bench's
 fixes (mnemo.local.moto_reads not installed; the local embedder leaves numpy's BLAS thread pool
-at its default, one thread per core), in a fresh process of the same run.
+at its default, one thread per core), in a fresh process of the same run. `baseline` is another
+checkout's code as shipped (`--baseline-code DIR`, e.g. `git archive <commit> | tar -x -C DIR`),
+measured exactly as `after`, also in a fresh process of the same run, on the same snapshot.
 
     PYTHONPATH=shared:. .venv/bin/python bench/search_latency.py ../shared/bench/locomo-dev.json [--reuse-snapshot]
+        [--modes baseline,after --baseline-code DIR]
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "shared"))
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]) if "--code" in sys.argv else REPO  # a child measuring a baseline
+sys.path.insert(0, str(CODE / "shared"))
 sys.path.insert(0, str(REPO))
 KEY = "mn_searchbench_0123456789abcdefghijklmnop"
 TABLES = ("MemoriesTable", "KeysTable")
@@ -276,7 +280,9 @@ def main() -> int:
     parser.add_argument("--conversation", default="conv-42", help="the tenant: one conversation, one user")
     parser.add_argument("--questions", type=int, default=0, help="searches per mode (default: every question)")
     parser.add_argument("--reuse-snapshot", action="store_true", help="skip the build if the snapshot exists")
-    parser.add_argument("--modes", default="before,after")
+    parser.add_argument("--modes", default="before,after", help="before, baseline and/or after, comma-separated")
+    parser.add_argument("--baseline-code", type=Path, help="the checkout `baseline` measures (its shared/)")
+    parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # read before the imports (CODE)
     parser.add_argument("--mode", help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--snapshot", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # a child process
@@ -301,8 +307,11 @@ def main() -> int:
     results = []
     for mode in args.modes.split(","):
         log(f"measuring {mode} ...")
+        if mode == "baseline" and args.baseline_code is None:
+            parser.error("--modes baseline needs --baseline-code DIR")
+        code = ["--code", str(args.baseline_code.resolve())] if mode == "baseline" else []
         out = subprocess.run([sys.executable, __file__, "--mode", mode, "--snapshot", str(snapshot),
-                              "--questions", str(args.questions)], check=True, capture_output=True, text=True,
+                              "--questions", str(args.questions), *code], check=True, capture_output=True, text=True,
                              env=os.environ).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, " \

@@ -16,7 +16,7 @@ from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit
 from mnemo.domain.jobs import Job, JobStep
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 from mnemo.domain.namespace import Namespace, NamespaceFilter
-from mnemo.domain.scoring import Candidate
+from mnemo.domain.scoring import Candidates
 from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
 
 
@@ -213,9 +213,9 @@ class SearchIndex(Protocol):
     def delete(self, tenant: str, memory_id: str, index_ids: Sequence[str] = ()) -> None:
         """Remove the memory's documents, including the copies `index_ids` names (see `upsert`)."""
 
-    def search(self, query: SearchQuery) -> list[Candidate]:
-        """The union of the lexical and (when `query.vector` is set) semantic legs, one `Candidate`
-        per memory with its raw signals, only documents inside `query.scope` with an allowed author
+    def search(self, query: SearchQuery) -> Candidates:
+        """The union of the lexical and (when `query.vector` is set) semantic legs, one `Candidates`
+        row per memory with its raw signals (columns: an adapter need not build an object per hit), only documents inside `query.scope` with an allowed author
         and status. Unordered: ranking (fusion, graph expansion, threshold) is the service's."""
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:

@@ -88,3 +88,21 @@ def test_agent_and_group_filters_are_row_masks() -> None:
     assert sorted(ids(index, query("deploy", user_id=None, agent_id="claude"))) == [
         "bob-claude", "claude-solo", "claude-team"]
     assert ids(index, query("deploy", agent_id="never-seen")) == []
+
+
+def test_a_search_after_a_new_version_reads_the_new_signals_not_the_cached_row() -> None:
+    # Given a searched index (its column cache now holds v1's row) and a new version of one memory
+    index = LocalSearchIndex()
+    index.upsert([doc("a", "harbour ferry timetable").model_copy(update={"importance": 0.1, "links": {"x": 0.5}}),
+                  doc("b", "harbour ferry tickets")])
+    before = {c.memory_id: c for c in index.search(query("harbour ferry"))}
+    index.upsert([doc("a", "harbour ferry timetable").model_copy(
+        update={"version": 2, "importance": 0.9, "links": {"y": 0.7}})])
+    index.delete("t1", "b")
+
+    after = {c.memory_id: c for c in index.search(query("harbour ferry"))}
+
+    # Then the new version's signals are read, the deleted memory is gone, and v1's were read before
+    assert (before["a"].importance, before["a"].links, "b" in before) == (0.1, (("x", 0.5),), True)
+    assert (after["a"].importance, after["a"].links, set(after)) == (0.9, (("y", 0.7),), {"a"})
+    assert after["a"].text_tokens == 3 and after["a"].lexical > 0

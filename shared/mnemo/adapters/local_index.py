@@ -20,7 +20,7 @@ from datetime import datetime
 import numpy as np
 
 from mnemo.domain.models import Status
-from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term, clamp01, leg_size
+from mnemo.domain.scoring import Candidates, bm25_idf, bm25_term, clamp01, leg_size
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -65,8 +65,9 @@ class _Field:
         for term in counts:
             self.doc_freq[term] -= 1
 
-    def scores(self, terms: set[str], allowed: np.ndarray, doc_count: int, out: np.ndarray, boost: float) -> None:
-        """Add `boost × BM25` of every allowed row holding any of `terms` into `out` (vectorised)."""
+    def scores(self, terms: set[str], doc_count: int, out: np.ndarray, boost: float) -> None:
+        """Add `boost × BM25` of every row holding any of `terms` into `out` (vectorised per term). Rows
+        are not masked here: the caller masks the sum once, cheaper than a mask per posting list."""
         avg_len = self.total_len / doc_count if doc_count else 0.0
         for term in terms:
             if self.doc_freq.get(term, 0) <= 0:
@@ -75,10 +76,40 @@ class _Field:
                 row_list, tf_list = self.postings[term]
                 self.arrays[term] = (np.asarray(row_list, dtype=np.int64), np.asarray(tf_list, dtype=np.float32))
             rows, tfs = self.arrays[term]
-            keep = allowed[rows]
-            rows, tfs = rows[keep], tfs[keep]
             idf = bm25_idf(doc_count, self.doc_freq[term])
             out[rows] += boost * bm25_term(tfs, idf, self.lengths[rows], avg_len)  # elementwise over the rows
+
+
+@dataclass
+class _Columns:
+    """What ranking reads per row besides the legs' signals (id, importance, captured_at, links), as
+    numpy object arrays, so a search gathers its candidates' values with one fancy index each instead
+    of a dictionary lookup per candidate. Rows are append-only and a live row's document never changes
+    (a new version takes a new row), so the cache only grows: a search first copies in the rows added
+    since the last one, and the write path does not know it exists."""
+
+    filled: int = 0
+    ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    importance: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    captured_at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    links: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+
+    def catch_up(self, ids: list[str | None], docs: Mapping[str, IndexDocument]) -> None:
+        count = len(ids)
+        if count > self.ids.shape[0]:  # grow geometrically, like the partition's row arrays
+            size = max(count, 2 * self.ids.shape[0], _INITIAL_ROWS)
+            for name in ("ids", "importance", "captured_at", "links"):
+                grown = np.empty(size, dtype=object)
+                grown[: self.filled] = getattr(self, name)[: self.filled]
+                setattr(self, name, grown)
+        for row in range(self.filled, count):
+            mid = ids[row]
+            doc = docs.get(mid) if mid is not None else None  # a row freed before any search saw it
+            self.ids[row] = mid
+            self.importance[row] = doc.importance if doc else None
+            self.captured_at[row] = doc.captured_at if doc else None
+            self.links[row] = doc.links if doc else {}
+        self.filled = max(self.filled, count)
 
 
 @dataclass
@@ -100,6 +131,7 @@ class _Partition:
     # (created_at, memory id) of every document, sorted: `preceding` bisects it instead of scanning
     # every document (a scan per enrichment made the worker's rate fall as the tenant grew).
     by_creation: list[tuple[datetime, str]] = field(default_factory=list)
+    columns: _Columns = field(default_factory=_Columns)  # filled by searches, see `_Columns`
 
     def __post_init__(self) -> None:
         self.fields = {name: _Field() for name in self.boosts}
@@ -154,10 +186,14 @@ class _Partition:
 
     def mask(self, authors: Sequence[str], statuses: Sequence[Status], exclude: str | None = None, *,
              agent_id: str | None = None, group_id: str | None = None) -> np.ndarray:
-        """Rows a query may see; `agent_id`/`group_id` None means any."""
+        """Rows a query may see; `agent_id`/`group_id` None means any. Codes index small lookup
+        tables (`_FREE` = -1 reads the tables' last, always False, entry)."""
         count = len(self.ids)
-        allowed = np.isin(self.authors[:count], [AUTHOR_CODES[a] for a in authors])
-        allowed &= np.isin(self.statuses[:count], [STATUS_CODES[s] for s in statuses])
+        author_ok = np.zeros(len(AUTHOR_CODES) + 1, dtype=bool)
+        author_ok[[AUTHOR_CODES[a] for a in authors]] = True
+        status_ok = np.zeros(len(STATUS_CODES) + 1, dtype=bool)
+        status_ok[[STATUS_CODES[s] for s in statuses]] = True
+        allowed = author_ok[self.authors[:count]] & status_ok[self.statuses[:count]]
         for wanted, codes in ((agent_id, self.agents), (group_id, self.groups)):
             if wanted is not None:  # an id never seen here has no code: nothing matches
                 allowed &= codes[:count] == self.codes.get(wanted, -2)
@@ -165,49 +201,55 @@ class _Partition:
             allowed[self.rows[exclude]] = False
         return allowed
 
-    def lexical(self, text: str, allowed: np.ndarray, k: int) -> dict[str, float]:
-        """The `k` best boosted sums of per-field BM25 among allowed rows."""
+    def lexical(self, text: str, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The `k` best boosted sums of per-field BM25 among allowed rows: (rows, scores)."""
         terms = set(tokenize(text))
         scores = np.zeros(len(self.ids), dtype=np.float32)
         for name, boost in self.boosts.items():
             if boost:
-                self.fields[name].scores(terms, allowed, len(self.docs), scores, boost)
-        return self._top(scores, scores > 0, k)
+                self.fields[name].scores(terms, len(self.docs), scores, boost)
+        return _top(scores, allowed & (scores > 0), k)
 
-    def nearest(self, vector: Sequence[float], allowed: np.ndarray, k: int) -> dict[str, float]:
-        """The `k` best cosines among allowed rows."""
+    def nearest(self, vector: Sequence[float], allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The `k` best cosines among allowed rows: (rows, cosines)."""
         if self.matrix is None or not self.ids:
-            return {}
+            return _NO_ROWS, _NO_VALUES
         sims = self.matrix[: len(self.ids)] @ np.asarray(vector, dtype=np.float32)
-        return self._top(sims, allowed, k)
-
-    def _top(self, values: np.ndarray, keep: np.ndarray, k: int) -> dict[str, float]:
-        candidates = np.flatnonzero(keep)
-        if k <= 0 or candidates.size == 0:
-            return {}
-        if candidates.size > k:
-            candidates = candidates[np.argpartition(-values[candidates], k - 1)[:k]]
-        return {self.ids[r]: float(values[r]) for r in candidates}  # type: ignore[misc]
+        return _top(sims, allowed, k)
 
 
-def _candidates(partition: _Partition, query: SearchQuery) -> list[Candidate]:
-    """Both legs over one partition's allowed rows, as candidates with raw signals."""
+_NO_ROWS, _NO_VALUES = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+
+
+def _top(values: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the `k` largest kept values (unordered) and those values."""
+    rows = np.flatnonzero(keep)
+    if k <= 0 or rows.size == 0:
+        return _NO_ROWS, _NO_VALUES
+    if rows.size > k:
+        rows = rows[np.argpartition(-values[rows], k - 1)[:k]]
+    return rows, values[rows]
+
+
+def _candidates(partition: _Partition, query: SearchQuery) -> Candidates:
+    """Both legs over one partition's allowed rows, as candidate columns gathered with numpy."""
     allowed = partition.mask(query.authors, query.statuses, agent_id=query.scope.agent_id,
                              group_id=query.scope.group_id)
-    lexical = partition.lexical(query.text, allowed, leg_size(query.top_k))
-    semantic = partition.nearest(query.vector, allowed, leg_size(query.top_k)) if query.vector is not None else {}
-    return [
-        Candidate(
-            memory_id=mid,
-            lexical=lexical.get(mid, 0.0),
-            semantic=semantic.get(mid),
-            importance=partition.docs[mid].importance,
-            captured_at=partition.docs[mid].captured_at,
-            text_tokens=int(partition.fields["text"].lengths[partition.rows[mid]]),
-            links=tuple(partition.docs[mid].links.items()),
-        )
-        for mid in lexical.keys() | semantic.keys()
-    ]
+    lex_rows, lex_values = partition.lexical(query.text, allowed, leg_size(query.top_k))
+    sem_rows, sem_values = (partition.nearest(query.vector, allowed, leg_size(query.top_k)) if query.vector is not None
+                            else (_NO_ROWS, _NO_VALUES))
+    rows = np.union1d(lex_rows, sem_rows)
+    lexical = np.zeros(rows.size, dtype=np.float64)  # 0: the lexical leg did not reach it
+    lexical[np.searchsorted(rows, lex_rows)] = lex_values
+    semantic = np.full(rows.size, None, dtype=object)  # None: the semantic leg did not reach it
+    semantic[np.searchsorted(rows, sem_rows)] = sem_values.astype(np.float64)
+    columns = partition.columns
+    columns.catch_up(partition.ids, partition.docs)
+    return Candidates(
+        columns.ids[rows].tolist(), lexical=lexical.tolist(), semantic=semantic.tolist(),
+        importance=columns.importance[rows].tolist(), captured_at=columns.captured_at[rows].tolist(),
+        text_tokens=partition.fields["text"].lengths[rows].astype(np.int64).tolist(), links=columns.links[rows].tolist(),
+    )
 
 
 def _field_text(doc: IndexDocument, name: str) -> str:
@@ -247,16 +289,13 @@ class LocalSearchIndex:
             if user is not None:
                 self._partitions[(tenant, user)].remove(memory_id)
 
-    def search(self, query: SearchQuery) -> list[Candidate]:
+    def search(self, query: SearchQuery) -> Candidates:
         scope = query.scope
         with self._lock:
             users = [scope.user_id] if scope.user_id is not None else sorted(self._users[scope.tenant])
-            candidates: list[Candidate] = []
-            for user in users:
-                partition = self._partitions.get((scope.tenant, user))
-                if partition is not None and partition.docs:
-                    candidates += _candidates(partition, query)
-        return candidates
+            found = [_candidates(p, query) for user in users
+                     if (p := self._partitions.get((scope.tenant, user))) is not None and p.docs]
+        return found[0] if len(found) == 1 else Candidates.concat(found)
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
         with self._lock:
@@ -264,7 +303,8 @@ class LocalSearchIndex:
             if partition is None:
                 return []
             allowed = partition.mask(SIMILAR_AUTHORS, SIMILAR_STATUSES, exclude)
-            sims = partition.nearest(vector, allowed, k)
+            rows, cosines = partition.nearest(vector, allowed, k)
+            sims = {partition.ids[r]: float(c) for r, c in zip(rows.tolist(), cosines.tolist(), strict=True)}
         ranked = sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))
         return [SearchHit(memory_id=m, score=clamp01(cosine)) for m, cosine in ranked]
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from mnemo.adapters import opensearch_queries as q
 from mnemo.adapters.opensearch_base import NO_INDEX, Legs, OpenSearchBase, Service, build_client
-from mnemo.domain.scoring import Candidate, clamp01, leg_size
+from mnemo.domain.scoring import Candidates, clamp01, leg_size
 from mnemo.errors import DependencyError
 from mnemo.ports import SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -135,7 +135,7 @@ class OpenSearchIndex(OpenSearchBase):
         return copies
 
     # -- reads ----------------------------------------------------------------------------
-    def search(self, query: SearchQuery) -> list[Candidate]:
+    def search(self, query: SearchQuery) -> Candidates:
         """The k-NN leg (when the query has a vector) and the BM25 leg (`_run_legs`), as candidates."""
         levels = query.scope.levels()
         scope = q.scope_filter(levels, query.authors, query.statuses)
@@ -180,7 +180,7 @@ class OpenSearchIndex(OpenSearchBase):
         return IndexDocument.model_validate(hits[0]["_source"]) if hits else None
 
 
-def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> list[Candidate]:
+def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Candidates:
     """The union of both legs, one candidate per memory. Transient duplicates (see the module
     docstring) collapse to the highest version seen; a stale copy contributes no signal."""
     newest: dict[str, int] = {}
@@ -203,18 +203,16 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
 
     lexical = best(lexical_hits, float)
     semantic = best(semantic_hits, q.cosine_from_knn_score)
-    return [
-        Candidate(
-            memory_id=mid,
-            lexical=lexical.get(mid, 0.0),
-            semantic=semantic.get(mid),
-            importance=src.get("importance"),
-            captured_at=_parse_time(src.get("captured_at")),
-            text_tokens=src.get("text_tokens"),
-            links=tuple((str(other), float(weight)) for other, weight in (src.get("links") or {}).items()),
-        )
-        for mid, src in sources.items()
-    ]
+    ids = list(sources)
+    return Candidates(
+        ids,
+        lexical=[lexical.get(mid, 0.0) for mid in ids],
+        semantic=[semantic.get(mid) for mid in ids],
+        importance=[sources[mid].get("importance") for mid in ids],
+        captured_at=[_parse_time(sources[mid].get("captured_at")) for mid in ids],
+        text_tokens=[sources[mid].get("text_tokens") for mid in ids],
+        links=[{str(other): float(weight) for other, weight in (sources[mid].get("links") or {}).items()} for mid in ids],
+    )
 
 
 def _parse_time(value: Any) -> datetime | None:

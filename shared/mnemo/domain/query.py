@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from mnemo.domain.models import Memory
-from mnemo.domain.scoring import Candidate, bm25_idf, bm25_term
+from mnemo.domain.scoring import Candidate, Candidates, bm25_idf, bm25_term
 from mnemo.domain.text import tokenize
 
 # The task context's share of the query vector: enough to reorder near-ties, too little to let the
@@ -56,10 +56,13 @@ def unindexed_candidates(memories: Iterable[Memory], text: str) -> list[Candidat
     return found
 
 
-def merge(indexed: Sequence[Candidate], unindexed: Sequence[Candidate]) -> list[Candidate]:
+def merge(indexed: Candidates | Sequence[Candidate], unindexed: Sequence[Candidate]) -> Candidates:
     """The index's candidates plus the unindexed ones it lacks. A memory in both (edited since it was
     indexed) keeps the index's signals with the better of the two lexical scores: its new text is
     findable at once, its old vector serves until re-enrichment replaces it."""
+    indexed = Candidates.of(indexed)
+    if not unindexed:  # the usual case: no backlog, the index's columns pass through untouched
+        return indexed
     fresh = {c.memory_id: c for c in unindexed}
     merged = []
     for candidate in indexed:
@@ -68,4 +71,4 @@ def merge(indexed: Sequence[Candidate], unindexed: Sequence[Candidate]) -> list[
             candidate = Candidate(candidate.memory_id, newer.lexical, candidate.semantic, candidate.importance,
                                   candidate.captured_at, candidate.text_tokens, candidate.links)
         merged.append(candidate)
-    return merged + list(fresh.values())
+    return Candidates.of(merged + list(fresh.values()))

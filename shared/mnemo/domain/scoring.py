@@ -2,14 +2,15 @@
 lie in [0, 1]. docs/scoring.md explains the shape of each piece and the measurements behind it.
 
 An index adapter runs two legs — lexical (BM25) and semantic (cosine k-NN) — and returns the union of
-their hits as `Candidate`s with raw signals; the memory service ranks them here (`score`, then graph
-`expand`), so ranking has one owner whatever the adapter.
+their hits as `Candidates` (columns of raw signals, one row per memory); the memory service ranks them
+here (`score`, then graph `expand`), so ranking has one owner whatever the adapter. Pure Python on
+purpose: numpy is neither a domain dependency nor in the Lambda layer (tests/unit/test_import_contract.py).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -69,6 +70,93 @@ class Ranked:
     memory_id: str
     score: float
     components: dict[str, float]
+
+
+class Candidates(Sequence[Candidate]):
+    """Candidates as columns, one row per memory: what every `SearchIndex` adapter returns. Indexing
+    or iterating yields `Candidate` rows (tests, contracts); ranking reads the columns, so a search does
+    not build an object per candidate. `links` are mappings (other memory id -> link weight)."""
+
+    __slots__ = ("ids", "lexical", "semantic", "importance", "captured_at", "text_tokens", "links")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, ids: list[str], *, lexical: list[float], semantic: list[float | None],
+                 importance: list[float | None], captured_at: list[datetime | None], text_tokens: list[int | None],
+                 links: Sequence[Mapping[str, float]]) -> None:
+        self.ids, self.lexical, self.semantic, self.importance = ids, lexical, semantic, importance
+        self.captured_at, self.text_tokens, self.links = captured_at, text_tokens, links
+
+    @classmethod
+    def of(cls, rows: Candidates | Iterable[Candidate]) -> Candidates:
+        if isinstance(rows, Candidates):
+            return rows
+        rows = list(rows)
+        return cls([c.memory_id for c in rows], lexical=[c.lexical for c in rows], semantic=[c.semantic for c in rows],
+                   importance=[c.importance for c in rows], captured_at=[c.captured_at for c in rows],
+                   text_tokens=[c.text_tokens for c in rows], links=[dict(c.links) for c in rows])
+
+    @classmethod
+    def concat(cls, parts: Sequence[Candidates]) -> Candidates:
+        """One set of the rows of several (a tenant-wide search reads each of its users' partitions)."""
+        return cls([mid for p in parts for mid in p.ids], lexical=[v for p in parts for v in p.lexical],
+                   semantic=[v for p in parts for v in p.semantic], importance=[v for p in parts for v in p.importance],
+                   captured_at=[v for p in parts for v in p.captured_at],
+                   text_tokens=[v for p in parts for v in p.text_tokens], links=[v for p in parts for v in p.links])
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, row: int) -> Candidate:  # type: ignore[override]
+        return Candidate(self.ids[row], self.lexical[row], self.semantic[row], self.importance[row],
+                         self.captured_at[row], self.text_tokens[row], tuple(self.links[row].items()))
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return (self[row] for row in range(len(self.ids)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"Candidates({list(self)!r})"
+
+
+@dataclass(frozen=True)
+class Scored:
+    """`score`'s answer: per candidate row its calibrated score and the components, as columns, and
+    the rows best first (ties by id). Rows become `Ranked` only when asked for."""
+
+    candidates: Candidates
+    scores: list[float]
+    parts: dict[str, list[float]]  # component name -> column
+    order: list[int]  # rows, best first
+    _rows: dict[str, int] = field(default_factory=dict, repr=False)  # id -> row, built on first use
+
+    def ranked_row(self, row: int) -> Ranked:
+        return Ranked(self.candidates.ids[row], self.scores[row], {name: col[row] for name, col in self.parts.items()})
+
+    def ranked(self, depth: int) -> list[Ranked]:
+        """The best `depth`, best first."""
+        return [self.ranked_row(row) for row in self.order[:depth]]
+
+    def best_ids(self, depth: int) -> list[str]:
+        return [self.candidates.ids[row] for row in self.order[:depth]]
+
+    def row_of(self, memory_id: str) -> int:
+        return self._row_index()[memory_id]
+
+    def rows_of(self, memory_ids: Iterable[str]) -> list[int]:
+        """Rows of those of `memory_ids` that are candidates (each once)."""
+        rows = self._row_index()
+        return [rows[mid] for mid in dict.fromkeys(memory_ids) if mid in rows]
+
+    def _row_index(self) -> dict[str, int]:
+        if not self._rows:  # only expansion and the service's visible set look rows up by id
+            self._rows.update((mid, row) for row, mid in enumerate(self.candidates.ids))
+        return self._rows
+
+    def among(self, memory_ids: Iterable[str]) -> list[Ranked]:
+        """Those of `memory_ids` that are candidates, ranked, best first."""
+        return sorted(map(self.ranked_row, self.rows_of(memory_ids)), key=lambda r: (-r.score, r.memory_id))
 
 
 def leg_size(top_k: int) -> int:
@@ -156,51 +244,61 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
-def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> list[Ranked]:
-    """Each candidate's weighted sum of normalised signals, best first (ties by id)."""
+def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> Scored:
+    """Each candidate's weighted sum of normalised signals, as columns, with the rows best first
+    (ties by id). Column arithmetic, one comprehension per signal: a search fuses up to ~800
+    candidates and only the few it returns become `Ranked` objects (bench/index_scale.py)."""
+    c = Candidates.of(candidates)
     # The pivot is relative to these candidates, not a constant: a store of one-line notes is judged
     # against its own typical length, so short memories there keep their cosine.
-    lengths = [c.text_tokens for c in candidates if c.text_tokens is not None]
+    lengths = [t for t in c.text_tokens if t is not None]
     pivot = weights.length_pivot * sum(lengths) / len(lengths) if lengths else 0.0
-    ranked = []
-    for c in candidates:
-        parts = {
-            "lexical": lexical_score(c.lexical),
-            "semantic": semantic_score(c.semantic) * length_factor(c.text_tokens, pivot),
-            "importance": c.importance or 0.0,
-            "recency": recency_score(c.captured_at, now, weights.recency_half_life_days),
-        }
-        total = (
-            weights.lexical * parts["lexical"]
-            + weights.semantic * parts["semantic"]
-            + weights.importance * parts["importance"]
-            + weights.recency * parts["recency"]
-        )
-        calibrated = calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 else None)
-        ranked.append(Ranked(c.memory_id, calibrated, {**parts, "raw": clamp01(total)}))
-    return sorted(ranked, key=lambda r: (-r.score, r.memory_id))
+    half_life = weights.recency_half_life_days
+    lexical = [lexical_score(v) for v in c.lexical]
+    semantic = [semantic_score(v) * length_factor(t, pivot) for v, t in zip(c.semantic, c.text_tokens, strict=True)]
+    importance = [v or 0.0 for v in c.importance]
+    recency = [recency_score(t, now, half_life) for t in c.captured_at]
+    wl, ws, wi, wr = weights.lexical, weights.semantic, weights.importance, weights.recency
+    raw = [wl * a + ws * b + wi * i + wr * r for a, b, i, r in zip(lexical, semantic, importance, recency, strict=True)]
+    knots = weights.calibration
+    # A hit that shares a word with the query is lifted by its cosine alone (semantic_evidence).
+    scores = [calibrate(v, knots, cosine=s if lx > 0 else None) for v, s, lx in zip(raw, c.semantic, c.lexical, strict=True)]
+    # Best first, ties by id: two C-keyed sorts (the second is stable) instead of a tuple key per row.
+    order = sorted(range(len(c.ids)), key=c.ids.__getitem__)
+    order.sort(key=[-v for v in scores].__getitem__)
+    parts = {"lexical": lexical, "semantic": semantic, "importance": importance, "recency": recency,
+             "raw": [clamp01(v) for v in raw]}
+    return Scored(c, scores, parts, order)
 
 
-def neighbours(ranked: Sequence[Ranked], candidates: Sequence[Candidate], weights: Weights = DEFAULT_WEIGHTS) -> set[str]:
+def neighbours(scored: Scored, weights: Weights = DEFAULT_WEIGHTS) -> set[str]:
     """Ids that `expand` may lend a score to: the linked memories of the best `graph_parents` hits."""
-    links = {c.memory_id: c.links for c in candidates}
-    return {other for parent in ranked[: weights.graph_parents] for other, _ in links.get(parent.memory_id, ())}
+    links = scored.candidates.links
+    return {other for row in scored.order[: weights.graph_parents] for other in links[row]}
 
 
-def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitted: Container[str],
-           weights: Weights = DEFAULT_WEIGHTS) -> list[Ranked]:
-    """Graph expansion: each of the best `graph_parents` hits lends `score × link weight × decay` to
-    its linked memories, a neighbour keeping the best of its own score and what it was lent. Only
-    `admitted` neighbours (the caller checked they are inside the query's namespace, author and
-    status) are considered, so a link can never pull in a memory the query could not find itself.
+def expand(scored: Scored, *, admitted: Container[str], weights: Weights = DEFAULT_WEIGHTS, depth: int = 0,
+           among: Iterable[str] = ()) -> list[Ranked]:
+    """Graph expansion, best first, over the best `depth` hits and those of `among`: each of the best `graph_parents` hits lends
+    `score × link weight × decay` to its linked memories, a neighbour keeping the best of its own score
+    and what it was lent. Only `admitted` neighbours (the caller checked they are inside the query's
+    namespace, author and status) are considered, so a link can never pull in a memory the query could
+    not find itself.
 
     A neighbour must earn its place: one whose own score is below `RELEVANCE_FLOOR` (the legs found
     nothing relating it to the query) is lent at most just under the floor, so a link alone never ranks
-    it above a direct match, and the thought tools' default floor drops it."""
-    links = {c.memory_id: c.links for c in candidates}
-    by_id = {r.memory_id: r for r in ranked}
-    for parent in list(ranked[: weights.graph_parents]):
-        for other, link_weight in links.get(parent.memory_id, ()):
+    it above a direct match, and the thought tools' default floor drops it.
+
+    Only those rows, the parents and the neighbours become `Ranked` objects. Lending only raises
+    scores, so the first `depth` of the answer are the first `depth` of a full expansion: they lie among
+    the best `depth + len(lent to)` before it."""
+    links, ids = scored.candidates.links, scored.candidates.ids
+    parents = [scored.ranked_row(row) for row in scored.order[: weights.graph_parents]]
+    targets = [other for parent in parents for other in links[scored.row_of(parent.memory_id)] if other in admitted]
+    by_id = {r.memory_id: r for r in scored.ranked(depth + len(targets) if depth else 0)}
+    by_id.update((ids[row], scored.ranked_row(row)) for row in scored.rows_of([*targets, *among]) if ids[row] not in by_id)
+    for parent in parents:
+        for other, link_weight in links[scored.row_of(parent.memory_id)].items():
             if other not in admitted:
                 continue
             lent = parent.score * link_weight * weights.graph_decay
@@ -216,7 +314,7 @@ def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitte
 
 
 def fuse(
-    candidates: Sequence[Candidate],
+    candidates: Candidates | Sequence[Candidate],
     *,
     top_k: int,
     now: datetime,
@@ -226,11 +324,11 @@ def fuse(
 ) -> list[Ranked]:
     """`score`, then (optionally) `expand` over `admitted` neighbours (every neighbour when None:
     callers that have no namespace to check, such as the ablation bench), cut to `top_k`."""
-    ranked = score(candidates, now=now, weights=weights)
-    if expand_graph:
-        allowed = neighbours(ranked, candidates, weights) if admitted is None else admitted
-        ranked = expand(ranked, candidates, admitted=allowed, weights=weights)
-    return ranked[:top_k]
+    scored = score(candidates, now=now, weights=weights)
+    if not expand_graph:
+        return scored.ranked(top_k)
+    allowed = neighbours(scored, weights) if admitted is None else admitted
+    return expand(scored, admitted=allowed, depth=top_k, weights=weights)[:top_k]
 
 
 _UNEARNED_GAP = 1e-3

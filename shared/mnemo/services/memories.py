@@ -27,7 +27,7 @@ from mnemo.domain.models import (
     utcnow,
 )
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import RECIPES, Candidate
+from mnemo.domain.scoring import RECIPES, Candidates
 from mnemo.errors import (
     ConflictError,
     DependencyError,
@@ -202,18 +202,21 @@ class MemoryService:
         candidates = self._index().search(probe)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         candidates = self._with_unindexed(probe, candidates)
-        ranked = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
-        linked = scoring.neighbours(ranked, candidates, recipe.weights) if recipe.expand_graph else set()
+        scored = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
+        linked = scoring.neighbours(scored, recipe.weights) if recipe.expand_graph else set()
         # One batch read hydrates the best hits (a few spare for ones the store no longer shows) and
         # every neighbour expansion may score, so neighbours are checked before they get a score.
-        wanted = [r.memory_id for r in ranked[: command.top_k + 10]] + sorted(linked)
+        wanted = scored.best_ids(command.top_k + 10) + sorted(linked)
         memories = {m.id: m for m in self._store.get_many(principal.tenant, wanted)}
         visible = {
             mid for mid, m in memories.items()
             if scope.covers(m.namespace) and m.status in command.statuses and m.author in command.authors
         }
+        # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
         if recipe.expand_graph:
-            ranked = scoring.expand(ranked, candidates, admitted=visible & linked, weights=recipe.weights)
+            ranked = scoring.expand(scored, admitted=visible & linked, among=visible, weights=recipe.weights)
+        else:
+            ranked = scored.among(visible)
         results = [
             ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
             for r in ranked
@@ -231,7 +234,7 @@ class MemoryService:
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)
 
-    def _with_unindexed(self, probe: SearchQuery, candidates: list[Candidate]) -> list[Candidate]:
+    def _with_unindexed(self, probe: SearchQuery, candidates: Candidates) -> Candidates:
         """Every accepted memory is findable from tier 1 on: the newest memories whose enrichment is
         unfinished (pending, or failed for good) are read from the store and matched lexically; their
         semantic and graph signals join once enrichment indexes them. Costs two Queries and one
