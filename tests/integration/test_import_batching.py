@@ -16,7 +16,7 @@ from mnemo.ports import SearchQuery
 from tests.integration.conftest import OTHER_KEY, auth
 from tests.integration.test_profile_thrindex import enrich
 
-TURNS = 300
+TURNS = 200  # the most one request imports at once (SYNC_IMPORT_LIMIT); more is a job (test_jobs.py)
 SYLLABLES = ["ka", "vo", "mi", "tre", "lu", "zen", "pa", "dor", "fi", "shu", "gan", "bel"]
 
 

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mnemo.domain.models import Activity, Memory, Principal
+from mnemo.domain.models import Activity, Memory, Principal, content_hash
 from mnemo.errors import DependencyError, ValidationFailed
 from mnemo.ports import EnrichmentQueue, EnrichmentTask, IndexDocument, MemoryStore, SearchIndex
 from mnemo.services.duplicates import DuplicateService
@@ -99,7 +99,7 @@ class ImportService:
         planned = [p for i, item in enumerate(items) if (p := plan_item(principal, i, item, user_id, report)) is not None]
         planned = self._assign_ids(principal, user_id, planned, report)
         if skip_duplicates:
-            planned = [p for p in planned if p.source_id is not None or not self._duplicate(principal, user_id, p, report)]
+            planned = self._without_duplicates(principal, user_id, planned, report)
         self._write(principal, planned)
         report.imported = [p.memory_id for p in sorted(planned, key=lambda p: p.index)]
         return report
@@ -131,11 +131,25 @@ class ImportService:
             seen.add(p.source_id)
         return kept
 
-    def _duplicate(self, principal: Principal, user_id: str, item: PlannedItem, report: ImportReport) -> bool:
-        found = self._duplicates().find(principal, user_id, item.command.raw)  # per item: only items without an id
-        if found is not None:
-            report.skipped.append(ImportFailure(index=item.index, reason=f"duplicate of {found.memory.id}"))
-        return found is not None
+    def _without_duplicates(self, principal: Principal, user_id: str, planned: list[PlannedItem],
+                            report: ImportReport) -> list[PlannedItem]:
+        """Items without a source id, compared by content with the user's memories (per item) and with
+        the items before them in this call, which are not stored yet, so the store cannot say."""
+        kept, earlier = [], dict[str, str]()
+        for p in planned:
+            if p.source_id is None:
+                key = content_hash(p.command.raw)
+                original = earlier.get(key) or self._stored_duplicate(principal, user_id, p.command.raw)
+                if original is not None:
+                    report.skipped.append(ImportFailure(index=p.index, reason=f"duplicate of {original}"))
+                    continue
+                earlier[key] = p.memory_id
+            kept.append(p)
+        return kept
+
+    def _stored_duplicate(self, principal: Principal, user_id: str, text: str) -> str | None:
+        found = self._duplicates().find(principal, user_id, text)
+        return found.memory.id if found is not None else None
 
     def _write(self, principal: Principal, planned: list[PlannedItem]) -> None:
         """Charge the chunk, index it lexically, store it, enqueue its enrichment: all batched."""
