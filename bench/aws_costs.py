@@ -220,7 +220,7 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
         aws_client.meta.events.register("after-call.*.*", meter.after)
     Counted(meter, services.embedder, {"embed": "Bedrock InvokeModel (embed)"})
     Counted(meter, services.index(), {"search": "OpenSearch _msearch", "upsert": "OpenSearch _bulk",
-                                      "similar": "OpenSearch _search (k-NN)", "preceding": "OpenSearch _search"})
+                                      "similar": "OpenSearch _search (k-NN)"})
     corpus = texts(data, memories)
     meter.phase = "capture"
     for text, captured_at in corpus:

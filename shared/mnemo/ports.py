@@ -221,9 +221,6 @@ class SearchIndex(Protocol):
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int, exclude: str | None = None) -> list[SearchHit]:
         """The `k` nearest documents of this scope by cosine (score = cosine clamped to [0, 1])."""
 
-    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
-        """The open document of this scope created last before `before` (its conversational predecessor)."""
-
 
 class Embedder(Protocol):
     model_id: str

@@ -340,7 +340,6 @@ def test_every_query_body_uses_only_mapped_fields_of_the_right_type() -> None:
     bodies = [
         q.knn_body([0.1, 0.2, 0.3, 0.4], 10, scope, source=q.CANDIDATE_SOURCE),
         q.lexical_body("where does Alice live", 10, plain),
-        q.preceding_body("2026-01-02T03:04:05+00:00", plain),
         q.copies_body({"t1": ["m1", "m2"], "t2": ["m3"]}),
         q.knn_body([0.1, 0.2, 0.3, 0.4], 5, scope, source=["memory_id", "version"]),
     ]
@@ -944,24 +943,3 @@ def test_importing_the_adapter_does_not_import_opensearch_py() -> None:
             "sys.exit(int('opensearchpy' in sys.modules or 'boto3' in sys.modules))")
     env = {**os.environ, "PYTHONPATH": str(REPO / "shared")}
     assert subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO).returncode == 0
-
-
-def test_preceding_is_one_sorted_search_scoped_to_the_user(recorder: Recorder) -> None:
-    index = make_index(recorder, ensured=False)
-    document = {**source("m0"), "text": "Did you paint anything?", "created_at": "2026-01-02T03:04:00Z"}
-    recorder.reply(found(hit(document, 1.0)))
-    before = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-    previous = index.preceding("t1", "u1", before)
-
-    (request,) = recorder.requests
-    assert (request.method, request.path) == ("POST", f"/{INDEX}/_search")
-    assert request.body == {
-        "size": 1, "track_total_hits": False, "_source": {"excludes": ["vector"]},
-        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "query": {"bool": {"filter": [
-            {"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"terms": {"author": ["user", "agent"]}},
-            {"terms": {"status": ["open"]}}, {"range": {"created_at": {"lt": "2026-01-02T03:04:05+00:00"}}},
-        ]}},
-    }
-    assert previous is not None and (previous.memory_id, previous.text) == ("m0", "Did you paint anything?")

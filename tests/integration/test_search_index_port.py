@@ -243,17 +243,6 @@ def test_a_stale_version_never_replaces_a_newer_one(adapter) -> None:  # noqa: A
     assert ids(index, query("milk")) == [] and ids(index, query("bread")) == ["a"]
 
 
-def test_preceding_is_the_last_open_document_of_the_scope_created_before(adapter) -> None:  # noqa: ANN001
-    _, make = adapter
-    index = make()
-    index.upsert([doc("first", "hello", created=1), doc("second", "how are you", created=2),
-                  doc("later", "bye", created=5), doc("elsewhere", "hi", user="bob", created=3)])
-
-    previous = eventually(lambda: index.preceding("t1", "u1", NOW + timedelta(minutes=4)))
-    assert previous is not None and (previous.memory_id, previous.text) == ("second", "how are you")
-    assert index.preceding("t1", "u1", NOW) is None
-
-
 def test_reindex_into_a_new_index_makes_the_same_memories_searchable_once(adapter) -> None:  # noqa: ANN001
     # The reindex command re-enriches every memory into the (new, empty) index: the same upserts again.
     _, make = adapter

@@ -10,12 +10,10 @@ mask of author, status, agent and group codes.
 
 from __future__ import annotations
 
-import bisect
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 
@@ -128,9 +126,6 @@ class _Partition:
     agents: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int32))
     groups: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int32))
     codes: dict[str, int] = field(default_factory=dict)  # agent/group id -> its code in `agents`/`groups`
-    # (created_at, memory id) of every document, sorted: `preceding` bisects it instead of scanning
-    # every document (a scan per enrichment made the worker's rate fall as the tenant grew).
-    by_creation: list[tuple[datetime, str]] = field(default_factory=list)
     columns: _Columns = field(default_factory=_Columns)  # filled by searches, see `_Columns`
 
     def __post_init__(self) -> None:
@@ -157,7 +152,6 @@ class _Partition:
         self.ids.append(doc.memory_id)
         self.rows[doc.memory_id] = row
         self.docs[doc.memory_id] = doc.model_copy(update={"vector": None})  # the matrix holds it
-        bisect.insort(self.by_creation, (doc.created_at, doc.memory_id))
         for name, index in self.fields.items():
             index.add(row, _field_text(doc, name))
 
@@ -165,21 +159,11 @@ class _Partition:
         doc = self.docs.pop(memory_id, None)
         if doc is None:
             return
-        at = bisect.bisect_left(self.by_creation, (doc.created_at, memory_id))
-        del self.by_creation[at]
         row = self.rows.pop(memory_id)
         self.ids[row] = None
         self.statuses[row] = _FREE
         for index in self.fields.values():
             index.remove(row)
-
-    def preceding(self, before: datetime) -> IndexDocument | None:
-        """The open document created last before `before` (ties: the greatest id)."""
-        for at in range(bisect.bisect_left(self.by_creation, (before, "")) - 1, -1, -1):
-            doc = self.docs[self.by_creation[at][1]]
-            if doc.status == Status.OPEN:
-                return doc
-        return None
 
     def _code(self, name: str) -> int:
         return self.codes.setdefault(name, len(self.codes))
@@ -307,9 +291,3 @@ class LocalSearchIndex:
             sims = {partition.ids[r]: float(c) for r, c in zip(rows.tolist(), cosines.tolist(), strict=True)}
         ranked = sorted(sims.items(), key=lambda kv: (-kv[1], kv[0]))
         return [SearchHit(memory_id=m, score=clamp01(cosine)) for m, cosine in ranked]
-
-    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
-        with self._lock:
-            partition = self._partitions.get((tenant, user_id))
-            found = partition.preceding(before) if partition is not None else None
-        return found.model_copy(update={"vector": None}) if found is not None else None

@@ -169,16 +169,6 @@ class OpenSearchIndex(OpenSearchBase):
         ordered = sorted(best.items(), key=lambda kv: (-kv[1][1], kv[0]))[:k]
         return [SearchHit(memory_id=mid, score=clamp01(cos)) for mid, (_, cos) in ordered]
 
-    def preceding(self, tenant: str, user_id: str, before: datetime) -> IndexDocument | None:
-        """One sorted search. On Serverless a document becomes searchable only after its refresh
-        interval, so a predecessor captured seconds earlier may not be found yet there."""
-        self._check_once()
-        scope = q.scope_filter({"tenant": tenant, "user_id": user_id}, SIMILAR_AUTHORS, ("open",))
-        body = q.preceding_body(before.isoformat(), scope)
-        response = self._call(lambda c: c.search(index=self.index_name, body=body), missing=NO_INDEX)
-        hits = response.get("hits", {}).get("hits", [])
-        return IndexDocument.model_validate(hits[0]["_source"]) if hits else None
-
 
 def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Candidates:
     """The union of both legs, one candidate per memory. Transient duplicates (see the module

@@ -134,18 +134,6 @@ def knn_body(vector: Sequence[float], size: int, scope: dict[str, Any], *,
     }
 
 
-def preceding_body(before: str, scope: dict[str, Any]) -> dict[str, Any]:
-    """The newest document of the scope created before `before` (ISO timestamp)."""
-    bounded = {"bool": {**scope["bool"], "filter": [*scope["bool"]["filter"], {"range": {"created_at": {"lt": before}}}]}}
-    return {
-        "size": 1,
-        "track_total_hits": False,
-        "_source": {"excludes": ["vector"]},
-        "sort": [{"created_at": "desc"}, {"memory_id": "desc"}],
-        "query": bounded,
-    }
-
-
 # What fusion reads from a hit: the legs are deep (hundreds of hits), so they carry no text.
 CANDIDATE_SOURCE = ["memory_id", "version", "importance", "captured_at", "text_tokens", "links"]
 

@@ -300,9 +300,11 @@ class EnrichmentService:
 
     def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> set[Group]:
         """The memory's derived facts become `facts` (one provenance Query and one BatchGetItem, then a
-        transaction per fact that changes); new facts are indexed. Returns the timelines of what it
+        transaction per fact that changes; nothing for a memory captured with extract=False); new facts are indexed. Returns the timelines of what it
         said before and says now, which `complete_batch` recomputes once for the whole batch (a
         withdrawn fact gives back what it had retired)."""
+        if not memory.extract:  # its text never reaches the extractor, so no fact was ever derived from it
+            return set()
         now = self._clock()
         derived = self._facts.replace_derived(memory, facts, now)
         if self._upkeep is None:
