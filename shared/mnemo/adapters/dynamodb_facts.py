@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
 from mnemo.adapters import dynamodb_recorded as recorded_facts
+from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
 from mnemo.adapters.dynamodb_erasure import erase_facts
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
