@@ -280,3 +280,41 @@ def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, 
     assert "100/250" in err and "200/250" in err and "250/250" in err and "imported=250" in err
     assert err.rstrip().endswith("imported 250, skipped 0, failed 0 of 250")
     assert len(export_all(http, "tides", limit=100)) == 250
+
+
+def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(http, container, principal, aws) -> None:  # noqa: ANN001
+    from mnemo.adapters.aws import client
+    from mnemo.services.jobs import SYNC_IMPORT_LIMIT
+    from tests.integration.test_jobs import run_jobs
+
+    # Given a fact recorded for Hal before the user listing existed (its listing item is not there)
+    stamps = record_for(container, principal, "hal", "Hal", "collects", "Quorvale stamps")
+    listing = {"pk": {"S": "T#local#U#hal#RFACT"}, "sk": {"S": f"default#{stamps}"}}
+    assert client("dynamodb").delete_item(TableName=aws["MemoriesTable"], Key=listing, ReturnValues="ALL_OLD")["Attributes"]
+    assert export_both(http, "hal")[1] == []  # export reads the listing: without it the fact is missed
+    # When the admin reindex runs (twice: idempotent), the listing is backfilled
+    container.recovery.reindex_facts()
+    container.recovery.reindex_facts()
+    [listed] = export_both(http, "hal")[1]
+    assert (listed["uuid"], listed["subject"], listed["predicate"], listed["object"]) == (stamps, "Hal", "collects", "Quorvale stamps")
+
+    # And an export page too large for one request is imported by a job: its recorded facts too
+    data = {"memories": [{"id": f"hal-{n}", "content": f"Hal's Quorvale stamp number {n}."} for n in range(SYNC_IMPORT_LIMIT)],
+            "recorded_facts": [listed]}
+    response = http.post("/v1/import", json={"user_id": "hal-copy", "data": data}, headers=auth())
+    assert response.status_code == 202, response.text
+    run_jobs(container, aws)
+    summary = http.get(f"/v1/jobs/{response.json()['job_id']}", headers=auth()).json()["summary"]
+    assert (summary["imported"], summary["facts_imported"], summary["skipped"], summary["failed"]) == (SYNC_IMPORT_LIMIT, 1, 0, 0)
+    [copied] = export_both(http, "hal-copy", limit=100)[1]
+    assert copied["uuid"] != stamps and (copied["subject"], copied["object"]) == ("Hal", "Quorvale stamps")
+    # A malformed or unauthorised recorded fact fails alone, with the field and the reason
+    bad = http.post("/v1/import", json={"user_id": "hal-copy", "data": {"memories": [], "recorded_facts": [
+        {**listed, "status": "lost"}, {**listed, "subject": ""}]}}, headers=auth()).json()
+    assert [f["reason"].split(":")[0] for f in bad["failed"]] == ["recorded_fact.status", "recorded_fact.subject"]
+    container.keys.ensure("local", "writer", ["memory:write"], WRITER_KEY)
+    retracted = {**listed, "uuid": "4d1f0c8e-3a5b-4c2d-9e7f-1a2b3c4d5e6f", "status": "retracted"}
+    denied = http.post("/v1/import", json={"user_id": "hal-copy", "data": {"memories": [], "recorded_facts": [retracted]}},
+                       headers=auth(WRITER_KEY)).json()
+    assert denied["facts_imported"] == [] and denied["failed"][0]["reason"].startswith("recorded_fact.status: ")
+    assert "admin" in denied["failed"][0]["reason"]
