@@ -29,8 +29,9 @@ class ImportRequest(BaseModel):
 
     data: list[Any] | dict[str, Any] = Field(description=(
         f"An array of items (more than {SYNC_IMPORT_LIMIT}: imported by a job, answered 202), or an object holding it under `results` or `memories` (mem0's export; "
-        "`memories` is also this API's export page). Each item: `memory` or `content`, optional `id` (source id: "
-        "a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, `author`, `status`."))
+        "`memories` is also this API's export page, whose `recorded_facts` are recorded again). Each item: `memory` or "
+        "`content`, optional `id` (source id: a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, "
+        "`author`, `status`; or `{\"recorded_fact\": ...}` (an NDJSON export's line)."))
     user_id: NamespaceId = Field(default="default", description="Whose memories the items become.")
     skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
 
