@@ -5,7 +5,9 @@ author, status, timestamps), and for the record its history (every change the st
 facts it supports (each with its origin and the memory ids it was derived from) and its provenance
 (captured here, or imported from which source id). Never embeddings, index copies or links.
 Its `id` is the memory's id; `POST /v1/import` takes it as the source id, so importing an export
-twice stores each memory once. Reading a page costs the browse plus, per memory, one history Query
+twice stores each memory once. After the last memories come the facts recorded for the user
+(`recorded_facts`, their own pages; one listing Query and one BatchGetItem a page), which no
+memory holds; the import records them again. Reading a page costs the browse plus, per memory, one history Query
 and one provenance Query (and one BatchGetItem for the page's facts). Pages follow the store's browse order (newest first) and a cursor,
 so an export of any size runs as many short requests, none near API Gateway's 29 s or 6 MB.
 """
