@@ -271,12 +271,14 @@ class Container:
     def imports(self) -> ImportService:
         import os
 
+        from mnemo.services.fact_imports import FactImports
         from mnemo.services.imports import ImportService
 
+        recorded = FactImports(self.fact_store, upkeep=self.fact_upkeep, meter=self.meter, clock=self.clock)
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
         return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
                              erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
-                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ)
+                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ, recorded=recorded)
 
     @cached_property
     def exports(self) -> ExportService:

@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--tenant", required=True)
     redrive = commands.add_parser("redrive", help="move DLQ messages back to the queue; failed memories turn pending")
     redrive.add_argument("--limit", type=int, default=1000)
-    exporting = commands.add_parser("export", help="write a user's memories as JSON Lines (docs/import-export.md)")
+    exporting = commands.add_parser("export", help="write a user's memories and recorded facts as JSON Lines (docs/import-export.md)")
     exporting.add_argument("--tenant", required=True)
     exporting.add_argument("--user-id", default="default")
     exporting.add_argument("--out", type=argparse.FileType("w", encoding="utf-8"), default=sys.stdout)
@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             portability.export(services, args.tenant, args.user_id, args.out)
         elif args.command == "import":
             report = portability.import_(services, args.tenant, args.user_id, args.file)
-            print(json.dumps({"imported": len(report.imported), "skipped": len(report.skipped), "failed": len(report.failed),
+            print(json.dumps({"imported": len(report.imported), "facts_imported": len(report.facts_imported),
+                              "skipped": len(report.skipped), "failed": len(report.failed),
                               "problems": [f"item {f.index}: {f.reason}" for f in report.failed]}))
         elif args.command == "reconcile":
             print(json.dumps({"requeued": services.recovery.requeue_stale()}))

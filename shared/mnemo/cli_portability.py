@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mnemo.domain.models import Permission, Principal
 from mnemo.errors import ValidationFailed
+from mnemo.services.exports import ndjson
 from mnemo.services.imports import MAX_ITEMS, ImportReport, items_of
 
 if TYPE_CHECKING:
@@ -35,19 +36,20 @@ def operator(tenant: str) -> Principal:
 
 
 def export(services: Container, tenant: str, user_id: str, out: IO[str]) -> int:
-    """Write every memory of the user, one JSON object per line; returns how many."""
-    count, cursor = 0, None
-    with progress(None, "memories") as bar:
+    """Write every memory of the user, one JSON object per line, then one `{"recorded_fact": ...}`
+    line per fact recorded for the user; returns how many lines."""
+    count, facts, cursor = 0, 0, None
+    with progress(None, "records") as bar:
         while True:
             page = services.exports.page(operator(tenant), user_id, limit=100, cursor=cursor)
-            out.writelines(m.model_dump_json() + "\n" for m in page.memories)
-            count += len(page.memories)
-            bar.update(len(page.memories))
+            out.write(ndjson(page))
+            count, facts = count + len(page.memories), facts + len(page.recorded_facts)
+            bar.update(len(page.memories) + len(page.recorded_facts))
             cursor = page.next_cursor
             if cursor is None:
                 break
-    print(f"exported {count} memories", file=sys.stderr)
-    return count
+    print(f"exported {count} memories, {facts} recorded facts", file=sys.stderr)
+    return count + facts
 
 
 def read_items(source: IO[str]) -> list[Any]:
@@ -74,6 +76,7 @@ def import_(services: Container, tenant: str, user_id: str, source: IO[str]) -> 
         for start in range(0, len(items), CLI_CHUNK):
             part = services.imports.run(operator(tenant), items[start:start + CLI_CHUNK], user_id=user_id, skip_duplicates=True)
             total.imported += part.imported
+            total.facts_imported += part.facts_imported
             total.skipped += [f.model_copy(update={"index": f.index + start}) for f in part.skipped]
             total.failed += [f.model_copy(update={"index": f.index + start}) for f in part.failed]
             bar.update(min(CLI_CHUNK, len(items) - start))

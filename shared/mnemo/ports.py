@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -293,6 +293,11 @@ class DerivedFacts:
     after: list[Fact]
 
 
+class RecordedPage(NamedTuple):
+    facts: list[Fact]
+    next: str | None  # pass back as `after`; None on the last page
+
+
 class FactStore(Protocol):
     """The fact graph: entity nodes with their alias table, facts (edges) with their audit rows, and
     the adjacency a traversal reads. Keyed by tenant, user and group. Design: docs/table-design.md."""
@@ -314,8 +319,23 @@ class FactStore(Protocol):
         so are the facts of other memories. Returns what the memory supported before (any status)
         and the active facts derived from it now. `facts=[]` withdraws the memory's support (archive)."""
 
-    def record(self, fact: Fact, *, actor: str) -> Fact:
-        """Store a new recorded fact (ConflictError if the uuid exists) with its `created` audit row."""
+    def record(self, fact: Fact, *, actor: str, at: datetime | None = None, reason: str = "") -> Fact:
+        """Store a new recorded fact (ConflictError if the uuid exists) with its `created` audit row,
+        dated `at` (default: the fact's `created_at`) with `reason` (an import says so), and list it
+        among its user's recorded facts."""
+
+    def recorded(self, tenant: str, user_id: str, *, limit: int, after: str | None = None) -> RecordedPage:
+        """One page of the user's recorded facts (every group and status), in a stable order from
+        position `after` (the `next` of the previous page): one Query of the user's listing."""
+
+    def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> list[str]:
+        """Erasure: delete up to `limit` of the user's recorded facts outright (item, audit rows,
+        adjacency, listing) and entity nodes and names no edge uses any more; returns their uuids
+        (empty when none is left)."""
+
+    def list_recorded(self, facts: Sequence[Fact]) -> int:
+        """Write the listing of each recorded fact among `facts` (idempotent): the admin reindex
+        backfills facts recorded before the listing existed. Returns how many it listed."""
 
     def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
         """Soft-delete: status `retracted`, `expired_at` set, an audit row (who, when, why) kept;

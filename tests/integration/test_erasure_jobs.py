@@ -221,3 +221,30 @@ def test_a_hop_failing_on_its_last_delivery_marks_the_job_failed(http, container
     assert receipt["status"] == "failed" and receipt["error"].startswith("search index unavailable (HTTP 503)")
     assert receipt["memory_ids"] == [] and receipt["finished_at"]
     assert http.get(f"/v1/memories/{people['ana'][0]}", headers=auth()).status_code == 200  # nothing half-erased
+
+
+def test_recorded_facts_are_erased_a_page_a_hop_when_time_runs_low_and_counted_once(http, container, principal,
+                                                                                    monkeypatch) -> None:  # noqa: ANN001
+    from mnemo.domain.fact_commands import RecordFactCommand
+    from mnemo.services import erasure_jobs
+
+    monkeypatch.setattr(erasure_jobs, "RECORDED_PAGE", 2)
+    ivy = [container.facts.record(principal, RecordFactCommand(user_id="ivy", subject="Ivy", predicate="visited",
+                                                               object=f"Quorvale port {n}")).uuid for n in range(5)]
+    jon = container.facts.record(principal, RecordFactCommand(user_id="jon", subject="Jon", predicate="visited",
+                                                              object="Quorvale port 0")).uuid
+    assert http.get(f"/v1/facts/{ivy[0]}", headers=auth()).status_code == 200  # positive control
+    assert sorted(fact_hits(container, "local", "ivy", "Quorvale port")) == sorted(ivy)
+    job_id = http.delete("/v1/users/ivy?hard=true", headers=auth()).json()["job_id"]
+    first = ErasureStep(tenant="local", job_id=job_id, step=0)
+    budget = iter([60_000])  # time for one page of recorded facts, then too little
+    container.erasure_jobs.run(first, time_left_ms=lambda: next(budget, 5_000))
+    progress = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert progress["status"] == "running" and progress["counts"]["recorded_facts"] == 2
+    container.erasure_jobs.run(first)  # a late duplicate: stale, erases and counts nothing more
+    container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=1))
+    done = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert done["status"] == "completed" and done["counts"]["recorded_facts"] == 5 and done["memory_ids"] == []
+    assert [http.get(f"/v1/facts/{u}", headers=auth()).status_code for u in ivy] == [404] * 5
+    assert http.get(f"/v1/facts/{jon}", headers=auth()).status_code == 200  # another user's fact on the same node name
+    assert fact_hits(container, "local", "jon", "Quorvale port") == [jon] and fact_hits(container, "local", "ivy", "Quorvale port") == []

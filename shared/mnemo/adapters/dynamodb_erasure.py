@@ -67,11 +67,11 @@ def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory
     # the nodes the memory's entity names resolve to, also those no fact ever joined
     mentioned = (store.find_entity(memory.namespace, name) for name in memory.entities)
     ends |= {(memory.namespace, node.id) for node in mentioned if node is not None}
-    _erase_orphan_entities(store, call, table, ends)
+    erase_orphan_entities(store, call, table, ends)
     return len(erased)
 
 
-def _erase_orphan_entities(store: DynamoDbFactStore, call: Call, table: str, ends: set[tuple[Namespace, str]]) -> None:
+def erase_orphan_entities(store: DynamoDbFactStore, call: Call, table: str, ends: set[tuple[Namespace, str]]) -> None:
     """Nodes (and their names) left without any edge: nothing but the erased memory named them."""
     for namespace, entity_id in ends:
         if store.adjacency(namespace, entity_id, statuses=tuple(FactStatus), limit=1):

@@ -20,6 +20,7 @@ NODE_SK = "NODE"
 NAME_SK = "NAME"
 EDGE_PREFIX = "E#"
 PROVENANCE_PREFIX = "P#"  # under the memory's partition: "this memory supports that fact"
+RECORDED_SUFFIX = "#RFACT"  # a user's recorded facts: `T#<tenant>#U#<user>#RFACT` / `<group>#<uuid>`
 
 
 def graph_pk(namespace: Namespace) -> str:
@@ -28,6 +29,17 @@ def graph_pk(namespace: Namespace) -> str:
 
 def fact_pk(tenant: str, fact_uuid: str) -> str:
     return f"T#{tenant}#FACT#{fact_uuid}"
+
+
+def recorded_pk(tenant: str, user_id: str) -> str:
+    """The partition listing a user's recorded facts (user ids hold no `#`, so it meets no graph key)."""
+    return f"T#{tenant}#U#{user_id}{RECORDED_SUFFIX}"
+
+
+def recorded_item(fact: Fact) -> dict[str, Any]:
+    """The listing item of a recorded fact: its key says whose it is, its body names the fact."""
+    ns = fact.namespace
+    return {"pk": recorded_pk(ns.tenant, ns.user_id), "sk": f"{ns.group_id}#{fact.uuid}", "fact_uuid": fact.uuid}
 
 
 def entity_pk(namespace: Namespace, entity_id: str) -> str:

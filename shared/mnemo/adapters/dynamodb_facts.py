@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from mnemo.adapters import dynamodb_recorded as recorded_facts
 from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
 from mnemo.adapters.dynamodb_erasure import erase_facts
 from mnemo.adapters.dynamodb_fact_items import (
@@ -35,6 +36,7 @@ from mnemo.adapters.dynamodb_fact_items import (
     item_to_entity,
     item_to_fact,
     name_pk,
+    recorded_item,
 )
 from mnemo.domain.graph import (
     Adjacency,
@@ -42,6 +44,7 @@ from mnemo.domain.graph import (
     EntityMention,
     Fact,
     FactAudit,
+    FactOrigin,
     FactSource,
     FactStatus,
     canonical_key,
@@ -53,7 +56,7 @@ from mnemo.domain.graph import (
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import ConflictError, DependencyError, NotFoundError, retry_on_conflict
-from mnemo.ports import DerivedFacts
+from mnemo.ports import DerivedFacts, RecordedPage
 
 _BATCH_GET_LIMIT = 100
 ENRICHMENT_ACTOR = "enrichment"
@@ -214,10 +217,19 @@ class DynamoDbFactStore:
         self._commit(current, updated, audit, unsupport=memory.id)
 
     # -- facts: recorded, retracted, invalidated ------------------------------------------
-    def record(self, fact: Fact, *, actor: str) -> Fact:
+    def record(self, fact: Fact, *, actor: str, at: datetime | None = None, reason: str = "") -> Fact:
         created = fact.model_copy(update={"revision": 1})
-        self._commit(None, created, _audit(created, "created", created.created_at, actor=actor))
+        self._commit(None, created, _audit(created, "created", at or created.created_at, actor=actor, reason=reason))
         return created
+
+    def recorded(self, tenant: str, user_id: str, *, limit: int, after: str | None = None) -> RecordedPage:
+        return recorded_facts.page(self, self._call, self._table, tenant, user_id, limit=limit, after=after)
+
+    def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> list[str]:
+        return recorded_facts.erase(self, self._call, self._table, tenant, user_id, limit=limit)
+
+    def list_recorded(self, facts: Sequence[Fact]) -> int:
+        return recorded_facts.backfill(self._call, self._table, facts)
 
     def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
         def attempt() -> Fact:
@@ -366,6 +378,8 @@ class DynamoDbFactStore:
             writes += [{"Put": {"TableName": self._table, "Item": serialize(i)}} for i in edge_items(after)]
         writes.append({"Put": {"TableName": self._table, "Item": serialize(audit_to_item(tenant, audit)),
                                "ConditionExpression": "attribute_not_exists(pk)"}})
+        if after.origin == FactOrigin.RECORDED:  # every change re-lists it: a fact recorded before the listing heals
+            writes.append({"Put": {"TableName": self._table, "Item": serialize(recorded_item(after))}})
         if support:
             record = {"pk": memory_pk(tenant, support), "sk": PROVENANCE_PREFIX + after.uuid, "fact_uuid": after.uuid}
             writes.append({"Put": {"TableName": self._table, "Item": serialize(record)}})

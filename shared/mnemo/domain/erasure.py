@@ -19,6 +19,8 @@ class ErasureCounts(BaseModel):
     entities: int = Field(default=0, description="Entity postings (memory mentions entity) deleted.")
     links: int = Field(default=0, description="Links to or from the memory deleted (each stored at both ends).")
     index_documents: int = Field(default=0, description="Search index copies addressed by the delete.")
+    recorded_facts: int = Field(default=0, description=(
+        "A user's erasure: facts recorded for the user (record_fact, POST /v1/facts, an import) deleted."))
 
     def plus(self, other: ErasureCounts) -> ErasureCounts:
         return ErasureCounts(**{name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields})

@@ -30,6 +30,7 @@ class JobProgress(BaseModel):
 
 class JobSummary(BaseModel):
     imported: int = 0
+    facts_imported: int = Field(default=0, description="Import: recorded facts of an export recorded again.")
     skipped: int = 0
     failed: int = 0
     reasons: list[str] = Field(default_factory=list, description=f"The first {FIRST_REASONS} skips and failures, "
@@ -38,7 +39,8 @@ class JobSummary(BaseModel):
     archived: int = Field(default=0, description="Deduplicate: repeats archived (duplicate_of the kept one).")
 
     def plus(self, other: JobSummary) -> JobSummary:
-        return JobSummary(imported=self.imported + other.imported, skipped=self.skipped + other.skipped,
+        return JobSummary(imported=self.imported + other.imported, facts_imported=self.facts_imported + other.facts_imported,
+                          skipped=self.skipped + other.skipped,
                           failed=self.failed + other.failed, reasons=(self.reasons + other.reasons)[:FIRST_REASONS],
                           groups=self.groups + other.groups, archived=self.archived + other.archived)
 

@@ -53,6 +53,15 @@ class ErasureService:
         history = self._store.erase(memory.tenant, memory.id)
         return counts.model_copy(update={"memories": 1, "history": history})
 
+    def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> int:
+        """Delete up to `limit` of the user's recorded facts with their facts-index documents; returns
+        how many (0: none left). Repeatable: a rerun deletes whatever the last one left."""
+        erased = self._facts.erase_recorded(tenant, user_id, limit=limit)
+        if self._fact_index is not None:
+            for uuid in erased:
+                self._fact_index().delete(tenant, uuid)
+        return len(erased)
+
     def erased(self, tenant: str, memory_id: str) -> bool:
         """Whether an erasure of the memory has begun (its tombstone exists)."""
         return self._marks is not None and self._marks.erased(tenant, memory_id)

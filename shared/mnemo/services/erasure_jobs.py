@@ -30,6 +30,7 @@ from mnemo.services.permissions import Operation, authorize
 logger = logging.getLogger(__name__)
 
 PAGE = 25  # memories planned per hop: a hop stays far inside the worker's 120 s even at ~1 s per memory
+RECORDED_PAGE = 50  # recorded facts deleted per step: a few calls each (audit Query, deletes, orphan checks)
 TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invocation; the next hop resumes
 
 
@@ -85,10 +86,13 @@ class ErasureJobService:
             counts = self._erase_one(job, memory_id)
             job = self._jobs.record_erased(job.model_copy(update={"counts": job.counts.plus(counts),
                                                                   "batch": job.batch[1:]}), memory_id)
-        if job.batch or not job.exhausted:
-            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})))
-        else:
+        done = not job.batch and job.exhausted
+        if done:  # every memory erased: then the facts recorded for the user, which no memory holds
+            job, done = self._erase_recorded(job, time_left_ms)
+        if done:
             self._finish(job, JobStatus.COMPLETED)
+        else:
+            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})))
 
     def fail(self, step: ErasureStep, error: Exception) -> None:
         """The step's last delivery failed: the job says so (the reason, never memory text)."""
@@ -127,6 +131,17 @@ class ErasureJobService:
             logger.error("planned memory belongs to another user; skipped", extra={"job_id": job.job_id})
             return ErasureCounts()
         return self._erasure.erase(memory)
+
+    def _erase_recorded(self, job: ErasureJob, time_left_ms: Callable[[], float]) -> tuple[ErasureJob, bool]:
+        """Erase the user's recorded facts a page at a time, each page counted on the job; whether
+        none is left (False: time ran low, the next hop goes on)."""
+        assert job.user_id is not None
+        while time_left_ms() > TIME_MARGIN_MS:
+            erased = self._erasure.erase_recorded(job.tenant, job.user_id, limit=RECORDED_PAGE)
+            if not erased:
+                return job, True
+            job = self._jobs.save(job.model_copy(update={"counts": job.counts.plus(ErasureCounts(recorded_facts=erased))}))
+        return job, False
 
     def _dispatch(self, job: ErasureJob) -> None:
         self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step))

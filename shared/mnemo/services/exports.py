@@ -5,7 +5,9 @@ author, status, timestamps), and for the record its history (every change the st
 facts it supports (each with its origin and the memory ids it was derived from) and its provenance
 (captured here, or imported from which source id). Never embeddings, index copies or links.
 Its `id` is the memory's id; `POST /v1/import` takes it as the source id, so importing an export
-twice stores each memory once. Reading a page costs the browse plus, per memory, one history Query
+twice stores each memory once. After the last memories come the facts recorded for the user
+(`recorded_facts`, their own pages; one listing Query and one BatchGetItem a page), which no
+memory holds; the import records them again. Reading a page costs the browse plus, per memory, one history Query
 and one provenance Query (and one BatchGetItem for the page's facts). Pages follow the store's browse order (newest first) and a cursor,
 so an export of any size runs as many short requests, none near API Gateway's 29 s or 6 MB.
 """
@@ -16,19 +18,20 @@ import base64
 import binascii
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from mnemo.domain.commands import RetrieveCommand
+from mnemo.domain.commands import RetrieveCommand, as_utc
 from mnemo.domain.graph import Fact, FactOrigin, FactStatus
-from mnemo.domain.models import Activity, Cursor, Memory, Principal, Status
+from mnemo.domain.models import Activity, Cursor, Memory, NamespaceId, Principal, Status
 from mnemo.errors import ValidationFailed
 from mnemo.ports import FactStore, MemoryStore
 from mnemo.services.memories import MemoryService
 from mnemo.services.permissions import Operation, authorize
 
-__all__ = ["ExportPage", "ExportService", "ExportedFact", "ExportedMemory", "Provenance", "decode_cursor", "encode_cursor"]
+__all__ = ["ExportPage", "ExportService", "ExportedFact", "ExportedMemory", "ExportedRecordedFact", "Provenance",
+           "decode_cursor", "encode_cursor", "ndjson"]
 
 EVERY_STATUS = [Status.OPEN, Status.COMPLETED, Status.ARCHIVED]
 
@@ -57,6 +60,37 @@ class ExportedFact(BaseModel):
     valid_at: datetime | None
     invalid_at: datetime | None
     created_at: datetime
+
+
+class ExportedRecordedFact(BaseModel):
+    """A fact recorded for the user (record_fact, POST /v1/facts): no memory holds it, so it travels on
+    its own. `POST /v1/import` records it again, with this uuid when it is free, this status and times."""
+
+    uuid: str = Field(min_length=1, max_length=100)
+    group_id: NamespaceId
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=100)
+    object: str = Field(min_length=1, max_length=300)
+    fact: str = Field(min_length=1, max_length=1000)
+    status: FactStatus
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    created_at: datetime
+    retracted_reason: str | None = Field(default=None, max_length=1000)
+    intent_meta: dict[str, Any] | None = None
+
+    @field_validator("valid_at", "invalid_at", "created_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value else None
+
+
+def exported_recorded(fact: Fact) -> ExportedRecordedFact:
+    return ExportedRecordedFact(
+        uuid=fact.uuid, group_id=fact.namespace.group_id, subject=fact.subject.name, predicate=fact.predicate,
+        object=fact.object.name, fact=fact.fact, status=fact.status, valid_at=fact.valid_at, invalid_at=fact.invalid_at,
+        created_at=fact.created_at, retracted_reason=fact.retracted_reason, intent_meta=fact.intent_meta,
+    )
 
 
 class Provenance(BaseModel):
@@ -89,6 +123,8 @@ class ExportedMemory(BaseModel):
 
 class ExportPage(BaseModel):
     memories: list[ExportedMemory]
+    # After the last memories: the user's recorded facts, `limit` a page (the pages before hold none).
+    recorded_facts: list[ExportedRecordedFact] = Field(default_factory=list)
     next_cursor: str | None = None  # pass back as `cursor`; null on the last page
     skipped: int = 0  # stored items that no longer decode (logged for an operator)
 
@@ -109,19 +145,36 @@ def exported(memory: Memory, history: list[Activity], facts: list[Fact]) -> Expo
     )
 
 
-def encode_cursor(cursor: Cursor | None) -> str | None:
+class FactsPosition(NamedTuple):
+    """Past every memory: the recorded facts from `after` (the store's page position)."""
+
+    after: str
+
+
+def ndjson(page: ExportPage) -> str:
+    """The page as JSON Lines: a memory per line, then `{"recorded_fact": {...}}` per recorded fact."""
+    facts = (json.dumps({"recorded_fact": f.model_dump(mode="json")}) for f in page.recorded_facts)
+    return "".join([*(m.model_dump_json() + "\n" for m in page.memories), *(line + "\n" for line in facts)])
+
+
+def encode_cursor(cursor: Cursor | FactsPosition | None) -> str | None:
     if cursor is None:
         return None
-    raw = json.dumps([cursor.cursor_created_at.isoformat(), cursor.cursor_id]).encode()
+    if isinstance(cursor, FactsPosition):
+        raw = json.dumps(["facts", cursor.after]).encode()
+    else:
+        raw = json.dumps([cursor.cursor_created_at.isoformat(), cursor.cursor_id]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(value: str | None) -> Cursor | None:
+def decode_cursor(value: str | None) -> Cursor | FactsPosition | None:
     if value is None:
         return None
     try:
-        created_at, memory_id = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
-        return Cursor(cursor_created_at=created_at, cursor_id=memory_id)
+        first, second = json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+        if first == "facts" and isinstance(second, str):
+            return FactsPosition(second)
+        return Cursor(cursor_created_at=first, cursor_id=second)
     except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, ValidationError) as exc:
         raise ValidationFailed("cursor: is not a cursor this export returned; pass next_cursor back unchanged") from exc
 
@@ -133,9 +186,12 @@ class ExportService:
         self._facts = facts
 
     def page(self, principal: Principal, user_id: str, *, limit: int, cursor: str | None) -> ExportPage:
-        """One page of `user_id`'s memories in the caller's tenant, every status and author."""
+        """One page of `user_id`'s memories in the caller's tenant, every status and author; the page
+        with the last memories, and those after it, carry the user's recorded facts (`limit` a page)."""
         authorize(principal, Operation.EXPORT)
         position = decode_cursor(cursor)
+        if isinstance(position, FactsPosition):
+            return self._recorded(principal, user_id, ExportPage(memories=[]), limit, position.after)
         command = RetrieveCommand(
             user_id=user_id, author="all", statuses=EVERY_STATUS, top_k=limit,
             cursor_created_at=position.cursor_created_at.isoformat() if position else None,
@@ -143,5 +199,12 @@ class ExportService:
         )
         page = self._memories.browse(principal, command)
         records = [exported(m, self._store.history(m.tenant, m.id), self._facts.for_memory(m.tenant, m.id)) for m in page.items]
-        return ExportPage(memories=records, next_cursor=encode_cursor(page.next_cursor),
-                          skipped=page.skipped)
+        done = ExportPage(memories=records, next_cursor=encode_cursor(page.next_cursor), skipped=page.skipped)
+        return done if page.next_cursor is not None else self._recorded(principal, user_id, done, limit, None)
+
+    def _recorded(self, principal: Principal, user_id: str, page: ExportPage, limit: int, after: str | None) -> ExportPage:
+        """`page` with one page of the user's recorded facts, and the cursor to the next one."""
+        user = principal.confine(user_id) or user_id  # a key bound to a user exports that user, as browse does
+        found = self._facts.recorded(principal.tenant, user, limit=limit, after=after)
+        cursor = encode_cursor(FactsPosition(found.next)) if found.next is not None else None
+        return page.model_copy(update={"recorded_facts": [exported_recorded(f) for f in found.facts], "next_cursor": cursor})

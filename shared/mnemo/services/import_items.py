@@ -6,6 +6,7 @@ Each item needs a non-empty `memory` or `content`; `metadata` (object), `id` (th
 and `status` (`open`, the default, `completed` or `archived`) are optional, so an export imports back
 as the memories it held. An export's `history`, `facts` and `provenance` are read by no one: the
 history of an imported memory starts at its import, and derived facts are rebuilt by enrichment.
+An item `{"recorded_fact": ...}` (an export's recorded facts) is read by `services/fact_imports.py`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class ImportFailure(BaseModel):
 
 class ImportReport(BaseModel):
     imported: list[str] = Field(default_factory=list)  # the new memory ids
+    facts_imported: list[str] = Field(default_factory=list)  # the recorded facts' uuids here (an export's recorded_facts)
     skipped: list[ImportFailure] = Field(default_factory=list)
     failed: list[ImportFailure] = Field(default_factory=list)
 
@@ -48,11 +50,19 @@ class PlannedItem:
 
 
 def items_of(data: Any) -> list[Any]:
+    """The items, memories first; an export page's `recorded_facts` follow, each as the item
+    `{"recorded_fact": ...}` (the form an NDJSON export writes them in)."""
     if isinstance(data, dict):
+        facts = data.get("recorded_facts", [])
+        if not isinstance(facts, list):
+            raise ValidationFailed("recorded_facts: must be an array (an export page's recorded_facts)")
+        recorded = [{"recorded_fact": fact} for fact in facts]
         for key in ("results", "memories"):
             if isinstance(data.get(key), list):
-                return list(data[key])
-        raise ValidationFailed("data: an object must hold the items under 'results' or 'memories'")
+                return [*data[key], *recorded]
+        if "recorded_facts" in data:
+            return recorded
+        raise ValidationFailed("data: an object must hold the items under 'results', 'memories' or 'recorded_facts'")
     if isinstance(data, list):
         return data
     raise ValidationFailed("data: must be an array of items, or an object with 'results' or 'memories'")

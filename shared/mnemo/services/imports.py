@@ -2,7 +2,8 @@
 summarised per item (docs/import-export.md).
 
 Accepted shapes: an array of items, or an object holding it under `results` or `memories` (mem0's
-export, and Mnemo's own export page). Items are read by `services/import_items.py`.
+export, and Mnemo's own export page, whose `recorded_facts` are imported too). Items are read by
+`services/import_items.py`; recorded facts by `services/fact_imports.py`, after the memories.
 
 Ids. An item's source id (`id`) is kept as the memory's id when it is a uuid free in this tenant (no
 memory, no erasure tombstone): an export restored into a fresh tenant keeps its ids. Otherwise the
@@ -34,6 +35,7 @@ from mnemo.domain.models import Activity, Memory, Principal, content_hash
 from mnemo.errors import DependencyError, ValidationFailed
 from mnemo.ports import EnrichmentQueue, EnrichmentTask, IndexDocument, MemoryStore, SearchIndex
 from mnemo.services.duplicates import DuplicateService
+from mnemo.services.fact_imports import FactImports, is_recorded_fact
 from mnemo.services.import_items import ImportFailure, ImportReport, PlannedItem, items_of, plan_item
 from mnemo.services.memories import new_memory
 from mnemo.services.metering import Meter
@@ -64,7 +66,9 @@ class ImportService:
         self, duplicates: Callable[[], DuplicateService], *, store: MemoryStore, queue: EnrichmentQueue,
         index: Callable[[], SearchIndex], erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
         clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()), files_allowed: bool,
+        recorded: FactImports | None = None,
     ) -> None:
+        self._recorded = recorded  # None: an export's recorded facts are refused, each with the reason
         self._duplicates = duplicates
         self._store = store
         self._queue = queue
@@ -96,12 +100,19 @@ class ImportService:
         if len(items) > MAX_ITEMS:
             raise ValidationFailed(f"data: must hold at most {MAX_ITEMS} items per call; it holds {len(items)}")
         report = ImportReport()
-        planned = [p for i, item in enumerate(items) if (p := plan_item(principal, i, item, user_id, report)) is not None]
+        facts = [(i, item) for i, item in enumerate(items) if is_recorded_fact(item)]
+        planned = [p for i, item in enumerate(items)
+                   if not is_recorded_fact(item) and (p := plan_item(principal, i, item, user_id, report)) is not None]
         planned = self._assign_ids(principal, user_id, planned, report)
         if skip_duplicates:
             planned = self._without_duplicates(principal, user_id, planned, report)
         self._write(principal, planned)
         report.imported = [p.memory_id for p in sorted(planned, key=lambda p: p.index)]
+        if self._recorded is not None:
+            self._recorded.run(principal, facts, user_id, report)
+        else:
+            report.failed += [ImportFailure(index=i, reason="recorded_fact: this deployment cannot import recorded facts")
+                              for i, _ in facts]
         return report
 
     def _assign_ids(self, principal: Principal, user_id: str, planned: list[PlannedItem],

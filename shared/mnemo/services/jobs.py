@@ -178,7 +178,8 @@ class JobService:
     def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
         report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates)
         reasons = [f"item {offset + p.index}: {p.reason}" for p in sorted([*report.skipped, *report.failed], key=lambda p: p.index)]
-        return JobSummary(imported=len(report.imported), skipped=len(report.skipped), failed=len(report.failed), reasons=reasons)
+        return JobSummary(imported=len(report.imported), facts_imported=len(report.facts_imported), skipped=len(report.skipped),
+                          failed=len(report.failed), reasons=reasons)
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _new(self, principal: Principal, kind: JobKind, user_id: str, **fields: Any) -> Job:

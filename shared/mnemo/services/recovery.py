@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from mnemo.domain.graph import Fact, FactStatus
+from mnemo.domain.graph import Fact, FactOrigin, FactStatus
 from mnemo.domain.models import Enrichment, EnrichmentState, utcnow
 from mnemo.errors import ConflictError
 from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, MemoryStore
@@ -77,19 +77,28 @@ class RecoveryService:
         """Index every fact that a search can return (active, or invalidated for `as_of`), recorded and
         derived alike, from DynamoDB, `batch` at a time (one embedding call and one `_bulk` each).
         Retracted facts are left out: no search returns them. Scans the table: an admin operation.
-        Idempotent: each adapter replaces a fact's earlier copies, so it can run over a full index."""
+        Idempotent: each adapter replaces a fact's earlier copies, so it can run over a full index.
+        Also writes every recorded fact's user listing (any status): the backfill for facts recorded
+        before export and user erasure could list them (docs/table-design.md)."""
         if self._facts is None or self._upkeep is None:
             return 0
         indexed = 0
         pending: list[Fact] = []
+        recorded: list[Fact] = []
         for fact in self._facts.every_fact():
             if fact.status != FactStatus.RETRACTED:
                 pending.append(fact)
+            if fact.origin == FactOrigin.RECORDED:
+                recorded.append(fact)
             if len(pending) == batch:
                 self._upkeep.index(pending)
                 indexed += len(pending)
                 pending = []
+            if len(recorded) == batch:  # the user listing of facts recorded before it existed (idempotent)
+                self._facts.list_recorded(recorded)
+                recorded = []
         self._upkeep.index(pending)
+        self._facts.list_recorded(recorded)
         return indexed + len(pending)
 
     def redrive(self, limit: int = 1000) -> RedriveResult:

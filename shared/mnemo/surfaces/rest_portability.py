@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Principal
-from mnemo.services.exports import ExportPage
+from mnemo.services.exports import ExportPage, ndjson
 from mnemo.services.imports import ImportReport, items_of
 from mnemo.services.jobs import SYNC_IMPORT_LIMIT
 from mnemo.surfaces.openapi import ERROR_RESPONSES
@@ -29,8 +29,9 @@ class ImportRequest(BaseModel):
 
     data: list[Any] | dict[str, Any] = Field(description=(
         f"An array of items (more than {SYNC_IMPORT_LIMIT}: imported by a job, answered 202), or an object holding it under `results` or `memories` (mem0's export; "
-        "`memories` is also this API's export page). Each item: `memory` or `content`, optional `id` (source id: "
-        "a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, `author`, `status`."))
+        "`memories` is also this API's export page, whose `recorded_facts` are recorded again). Each item: `memory` or "
+        "`content`, optional `id` (source id: a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, "
+        "`author`, `status`; or `{\"recorded_fact\": ...}` (an NDJSON export's line)."))
     user_id: NamespaceId = Field(default="default", description="Whose memories the items become.")
     skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
 
@@ -53,15 +54,16 @@ def export_memories(
     caller: Caller, container: Services, response: Response,
     user_id: Annotated[NamespaceId, Query(description="Whose memories (every status, author, agent and group).")] = "default",
     format: Annotated[Literal["json", "ndjson"], Query(description=(
-        "json: one page object; ndjson: one memory per line, the next cursor in the X-Next-Cursor header."))] = "json",
+        "json: one page object; ndjson: one memory per line, then one {\"recorded_fact\": ...} line per recorded "
+        "fact, the next cursor in the X-Next-Cursor header."))] = "json",
     limit: Annotated[int, Query(ge=1, le=100)] = 100,
     cursor: Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page.")] = None,
 ) -> Any:
-    """One page of a user's memories with content, metadata, namespace, status and timestamps (never embeddings)."""
+    """One page of a user's memories with content, metadata, namespace, status and timestamps (never embeddings);
+    after the last memories, the facts recorded for the user (`recorded_facts`), `limit` a page."""
     page = container.exports.page(caller, user_id, limit=limit, cursor=cursor)
     headers = {"cache-control": "no-store", **({NEXT_CURSOR_HEADER: page.next_cursor} if page.next_cursor else {})}
     if format == "ndjson":
-        lines = "".join(m.model_dump_json() + "\n" for m in page.memories)
-        return PlainTextResponse(lines, media_type=NDJSON, headers=headers)
+        return PlainTextResponse(ndjson(page), media_type=NDJSON, headers=headers)
     response.headers.update(headers)
     return page

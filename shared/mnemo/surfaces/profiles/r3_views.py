@@ -108,6 +108,8 @@ def deduplicated(report: DedupReport) -> CallToolResult:
 
 def imported(report: ImportReport) -> CallToolResult:
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
+    if report.facts_imported:  # only an export's recorded facts bring any
+        text += f"; recorded facts imported {len(report.facts_imported)}"
     details = [f"item {f.index}: skipped, {f.reason}" for f in report.skipped]
     details += [f"item {f.index}: failed, {f.reason}" for f in report.failed]
     return result("\n".join([text, *details]), report)
