@@ -11,7 +11,7 @@ export SAM_CLI_TELEMETRY := 0
 
 .PHONY: dev test install model inspector sam-tools check-template sam-build lint pytest bench clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt bench/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@

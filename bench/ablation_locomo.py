@@ -63,6 +63,7 @@ class Embeddings:
         if missing:
             for (k, _), v in zip(missing, self.model.embed([t for _, t in missing]), strict=False):
                 self.cache[k] = np.asarray(v, dtype=np.float32)
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # .cache/ does not exist in a fresh checkout
             np.savez(self.path, **self.cache)
         return [self.cache[k].tolist() for k in keys]
 
