@@ -1,12 +1,12 @@
 """Job parts stay under DynamoDB's item limit; the mem0 source pages, retries and fails clearly
-(httpx's MockTransport: the real client stack, no network; the real-HTTP pull is in
+(httpx2's MockTransport: the real client stack, no network; the real-HTTP pull is in
 tests/integration/test_mem0_import.py)."""
 
 from __future__ import annotations
 
 import json
 
-import httpx
+import httpx2 as httpx  # the client Mem0HttpSource uses (the mcp SDK's, in the Lambda layer)
 import pytest
 
 from mnemo.adapters.mem0_http import ATTEMPTS, Mem0HttpSource

@@ -3,8 +3,10 @@
 `{"count", "next", "previous", "results": [...]}` (what mem0's own `MemoryClient.get_all` sends).
 
 Each page has a timeout and is retried on a transport error, 429 or 5xx with exponential backoff
-(a short loop: tenacity is not among the layer's dependencies, and httpx's transport retries only
+(a short loop: tenacity is not among the layer's dependencies, and the transport's retries only
 cover failed connections). The key goes in the header only: never in a URL, log or error message.
+The client is httpx2, the HTTP client the mcp SDK already brings into the Lambda layer (httpx is not
+there: the worker that runs a mem0 pull would not import).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 from mnemo.errors import DependencyError, ValidationFailed
 from mnemo.ports import Mem0Page
