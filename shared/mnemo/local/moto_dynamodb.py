@@ -16,7 +16,10 @@ stack inherits (issue 14, issue 16 item 2):
 - transactions that evaluate every condition first and write nothing unless all hold, then apply;
   should an apply step still fail, only the items the transaction touched are restored;
 - queries that read the key's partition (table) or a maintained posting list (secondary index)
-  instead of the whole table; moto's own code then sorts, filters, pages and projects as before.
+  instead of the whole table; moto's own code then sorts, filters, pages and projects as before;
+- a query with a `Limit` (and no start key) hands moto only the prefix of that partition it would
+  walk before stopping, found by sorting plain string keys: moto sorts the whole partition with
+  DynamoType keys first, so "the newest memory below this one" cost O(partition) per call.
 """
 
 from __future__ import annotations
@@ -176,6 +179,7 @@ def _partition_query(query: Callable[..., Any]) -> Callable[..., Any]:
             candidates = list(self.items.get(hash_key, {}).values()) if hash_key in self.items else []
         else:
             candidates = [self.items[hash_key]] if hash_key in self.items else []  # type: ignore[list-item]
+        candidates = _walked_prefix(self, candidates, index_name, args)
         with _LOCK:  # the override below is visible to this call only: requests are serialised
             self.all_items = lambda: candidates  # type: ignore[method-assign]
             try:
@@ -184,6 +188,52 @@ def _partition_query(query: Callable[..., Any]) -> Callable[..., Any]:
                 del self.all_items
 
     return partition_query
+
+
+_COMPARE: dict[str, Callable[[str, list[str]], bool]] = {
+    "EQ": lambda v, o: v == o[0], "LT": lambda v, o: v < o[0], "LE": lambda v, o: v <= o[0],
+    "GT": lambda v, o: v > o[0], "GE": lambda v, o: v >= o[0], "BETWEEN": lambda v, o: o[0] <= v <= o[1],
+    "BEGINS_WITH": lambda v, o: v.startswith(o[0]),
+}
+
+
+def _walked_prefix(table: Table, candidates: list[Item], index_name: str | None, args: tuple[Any, ...]) -> list[Item]:
+    """The items moto's `Table.query` reads before it stops at `Limit`: in its sort order (index range
+    key, table hash key, table range key), up to and including the item after the `Limit`-th one that
+    meets the range condition (where moto breaks and sets LastEvaluatedKey). Only for string keys, a
+    `Limit`, no start key and one range condition; anything else gets every candidate, as before."""
+    if len(args) < 5 or args[2] is None or args[3] or len(candidates) <= args[2]:
+        return candidates
+    comparison, operands, limit, forward = args[0], args[1], args[2], args[4]
+    if index_name:
+        index = next((i for i in table.all_indexes() if i.name == index_name), None)
+        ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"] if index else []
+        if len(ranges) != 1:
+            return candidates
+        wanted = [ranges[0], table.hash_key_attr, table.range_key_attr]
+    else:
+        wanted = [table.range_key_attr]
+    names = [n for n in wanted if n is not None]
+    if len(names) < len(wanted) or (comparison and (comparison not in _COMPARE or any(o.type != "S" for o in operands))):
+        return candidates
+    keyed = []
+    for item in candidates:
+        if index_name and not item.attrs.get(names[0]):
+            continue  # not in the index's sort order: moto leaves it out too
+        values = [item.attrs.get(n) for n in names]
+        if any(v is None or v.type != "S" for v in values):
+            return candidates  # a number or binary key: moto's own order
+        keyed.append(([v.value for v in values if v is not None], item))
+    keyed.sort(key=lambda pair: pair[0], reverse=not forward)
+    meets = _COMPARE[comparison] if comparison else None
+    plain = [o.value for o in operands] if comparison else []
+    found = 0
+    for at, (key, _) in enumerate(keyed):
+        if found == limit:
+            return [item for _, item in keyed[: at + 1]]
+        if meets is None or meets(key[0], plain):
+            found += 1
+    return candidates
 
 
 def _index_hash_names(table: Table, index_name: str) -> list[str] | None:
