@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from moto.dynamodb.comparisons import get_filter_expression
+from moto.dynamodb.comparisons import get_comparison_func, get_filter_expression
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
     MockValidationException,
@@ -190,13 +190,6 @@ def _partition_query(query: Callable[..., Any]) -> Callable[..., Any]:
     return partition_query
 
 
-_COMPARE: dict[str, Callable[[str, list[str]], bool]] = {
-    "EQ": lambda v, o: v == o[0], "LT": lambda v, o: v < o[0], "LE": lambda v, o: v <= o[0],
-    "GT": lambda v, o: v > o[0], "GE": lambda v, o: v >= o[0], "BETWEEN": lambda v, o: o[0] <= v <= o[1],
-    "BEGINS_WITH": lambda v, o: v.startswith(o[0]),
-}
-
-
 def _walked_prefix(table: Table, candidates: list[Item], index_name: str | None, args: tuple[Any, ...]) -> list[Item]:
     """The items moto's `Table.query` reads before it stops at `Limit`: in its sort order (index range
     key, table hash key, table range key), up to and including the item after the `Limit`-th one that
@@ -214,7 +207,8 @@ def _walked_prefix(table: Table, candidates: list[Item], index_name: str | None,
     else:
         wanted = [table.range_key_attr]
     names = [n for n in wanted if n is not None]
-    if len(names) < len(wanted) or (comparison and (comparison not in _COMPARE or any(o.type != "S" for o in operands))):
+    meets = get_comparison_func(comparison) if comparison else None  # moto's own, on the plain values
+    if len(names) < len(wanted) or (comparison and (meets is None or any(o.type != "S" for o in operands))):
         return candidates
     keyed = []
     for item in candidates:
@@ -225,13 +219,12 @@ def _walked_prefix(table: Table, candidates: list[Item], index_name: str | None,
             return candidates  # a number or binary key: moto's own order
         keyed.append(([v.value for v in values if v is not None], item))
     keyed.sort(key=lambda pair: pair[0], reverse=not forward)
-    meets = _COMPARE[comparison] if comparison else None
     plain = [o.value for o in operands] if comparison else []
     found = 0
     for at, (key, _) in enumerate(keyed):
         if found == limit:
             return [item for _, item in keyed[: at + 1]]
-        if meets is None or meets(key[0], plain):
+        if meets is None or meets(key[0], *plain):
             found += 1
     return candidates
 
