@@ -131,36 +131,33 @@ def task_of(body: str) -> str | None:
 
 
 def job_step(record: SQSRecord, step: JobStep, services: Container) -> None:
-    """One chunk of an import, mem0 or deduplication job. On the last allowed receive the job is
-    marked failed before SQS moves the message on (to the DLQ: a mem0 key in it stays encrypted there
-    until the DLQ's retention ends; docs/import-export.md)."""
-    try:
-        services.jobs.run(step)
-    except Exception as exc:
-        final = int(record.attributes.approximate_receive_count) >= services.settings.max_receive_count
-        logger.warning("job step failed", extra={"job_id": step.job_id, "step": step.step, "final": final,
-                                                 "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
-        if final:
-            try:
-                services.jobs.fail(step, exc)
-            except Exception:  # noqa: BLE001 - the original error is what SQS must see
-                logger.exception("could not record the failure on the job")
-        raise
+    """One chunk of an import, mem0 or deduplication job (a failed mem0 hop's message reaches the DLQ
+    with its key, encrypted there until the DLQ's retention ends; docs/import-export.md)."""
+    hop(record, "job", step.job_id, step.step, lambda: services.jobs.run(step),
+        lambda exc: services.jobs.fail(step, exc), services)
 
 
 def erasure_step(record: SQSRecord, step: ErasureStep, context: Any, services: Container) -> None:
-    """One hop of an erasure job; stops early when the invocation's time runs low (the next hop
-    resumes). On the last allowed receive the job is marked failed before SQS moves the message on."""
+    """One hop of an erasure job; stops early when the invocation's time runs low (the next hop resumes)."""
     remaining = getattr(context, "get_remaining_time_in_millis", None)
+    hop(record, "erasure job", step.job_id, step.step,
+        lambda: services.erasure_jobs.run(step, remaining if callable(remaining) else (lambda: math.inf)),
+        lambda exc: services.erasure_jobs.fail(step, exc), services)
+
+
+def hop(record: SQSRecord, kind: str, job_id: str, step: int, run: Callable[[], None],
+        fail: Callable[[Exception], None], services: Container) -> None:
+    """Run one step of a job; on the last allowed receive, mark the job failed before SQS moves the
+    message on, so the job says why instead of staying `running`."""
     try:
-        services.erasure_jobs.run(step, remaining if callable(remaining) else (lambda: math.inf))
+        run()
     except Exception as exc:
         final = int(record.attributes.approximate_receive_count) >= services.settings.max_receive_count
-        logger.warning("erasure step failed", extra={"job_id": step.job_id, "step": step.step, "final": final,
-                                                      "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
+        logger.warning(f"{kind} step failed", extra={"job_id": job_id, "step": step, "final": final,
+                                                     "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
         if final:
             try:
-                services.erasure_jobs.fail(step, exc)
+                fail(exc)
             except Exception:  # noqa: BLE001 - the original error is what SQS must see
-                logger.exception("could not record the failure on the erasure job")
+                logger.exception(f"could not record the failure on the {kind}")
         raise
