@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Self, get_args
 
 from botocore.config import Config
 from botocore.exceptions import (
@@ -327,8 +327,9 @@ def parse_extraction(response: dict[str, Any], normalized_text: str) -> Extracti
     return coerce_extraction(tool_payload(response, TOOL_NAME), normalized_text)
 
 
-class BedrockExtractor:
-    """LLM extraction through the Converse API, forced onto one tool whose schema is the `Extraction` model."""
+class ConverseAdapter:
+    """A model behind Bedrock's Converse API forced onto one tool: its client, its model id, and the
+    sleep `with_retries` waits with between the three attempts (tests pass a recorder)."""
 
     def __init__(self, client: Any, model_id: str, *, sleep: Callable[[float], Any] = time.sleep) -> None:
         self._client = client
@@ -336,8 +337,12 @@ class BedrockExtractor:
         self._sleep = sleep
 
     @classmethod
-    def from_settings(cls, settings: MnemoSettings) -> BedrockExtractor:
+    def from_settings(cls, settings: MnemoSettings) -> Self:
         return cls(_bedrock_client(), settings.llm_model_id)
+
+
+class BedrockExtractor(ConverseAdapter):
+    """LLM extraction through the Converse API, forced onto one tool whose schema is the `Extraction` model."""
 
     def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
         normalized = normalize_text(text or "")

@@ -10,22 +10,17 @@ call is retried exactly `ATTEMPTS` times (throttling, 5xx, malformed output) and
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mnemo.adapters.bedrock import (
+    ConverseAdapter,
     MalformedOutputError,
-    _bedrock_client,
     forced_tool_request,
     tool_payload,
     with_retries,
 )
 from mnemo.domain.edits import AppendText, DeleteSpan, EditOperation, EditPlan, ReplaceSpan, SetStatus, SetText
 from mnemo.domain.models import MAX_TEXT_BYTES, Status
-
-if TYPE_CHECKING:
-    from mnemo.settings import MnemoSettings
 
 TOOL_NAME = "record_edit"
 HELP = (
@@ -127,19 +122,10 @@ def parse_edit_plan(response: dict[str, Any]) -> EditPlan:
     return EditPlan(operations=tuple(operation(op) for op in operations))
 
 
-class BedrockEditInterpreter:
+class BedrockEditInterpreter(ConverseAdapter):
     """Plain-language edits through Converse with one forced tool; see the module docstring."""
 
     help = HELP
-
-    def __init__(self, client: Any, model_id: str, *, sleep: Callable[[float], Any] = time.sleep) -> None:
-        self._client = client
-        self.model_id = model_id
-        self._sleep = sleep
-
-    @classmethod
-    def from_settings(cls, settings: MnemoSettings) -> BedrockEditInterpreter:
-        return cls(_bedrock_client(), settings.llm_model_id)
 
     def interpret(self, request: str, text: str) -> EditPlan:
         params = self.request(request, text)

@@ -11,23 +11,18 @@ helpers, `adapters/bedrock.py`). What a failure does to the edge is the service'
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from mnemo.adapters.bedrock import (
+    ConverseAdapter,
     MalformedOutputError,
-    _bedrock_client,
     forced_tool_request,
     tool_payload,
     with_retries,
 )
 from mnemo.domain.intents import INTENT_LABELS, IntentAnnotation
-
-if TYPE_CHECKING:
-    from mnemo.settings import MnemoSettings
 
 TOOL_NAME = "record_intent"
 NO_INTENT = "none"
@@ -98,19 +93,10 @@ def parse_intent(response: dict[str, Any], sentence: str, episode: str | None) -
     return annotation.model_dump()
 
 
-class BedrockIntentAnnotator:
+class BedrockIntentAnnotator(ConverseAdapter):
     """Intent labels through Converse with one forced tool; see the module docstring."""
 
     name = ANNOTATOR
-
-    def __init__(self, client: Any, model_id: str, *, sleep: Callable[[float], Any] = time.sleep) -> None:
-        self._client = client
-        self.model_id = model_id
-        self._sleep = sleep
-
-    @classmethod
-    def from_settings(cls, settings: MnemoSettings) -> BedrockIntentAnnotator:
-        return cls(_bedrock_client(), settings.llm_model_id)
 
     def annotate(self, sentence: str, predicate: str, *, episode: str | None = None) -> dict[str, object] | None:
         params = self.request(sentence, episode)
