@@ -23,12 +23,12 @@ from tests.unit.test_bedrock_intents import _answer
 def stubbed(aws: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Stubber]]:
     """A container whose extractor setting is `bedrock`, its Bedrock client stubbed."""
     from mnemo import bootstrap
-    from mnemo.adapters import bedrock_intents
+    from mnemo.adapters import bedrock
     from mnemo.settings import MnemoSettings
 
     client = _client()
-    monkeypatch.setattr(bedrock_intents, "_bedrock_client", lambda: client)
-    monkeypatch.setattr(bedrock_intents.time, "sleep", lambda _: None)  # the backoff, not the count
+    monkeypatch.setattr(bedrock, "_bedrock_client", lambda: client)  # ConverseAdapter.from_settings reads it
+    monkeypatch.setattr(bedrock.time, "sleep", lambda _: None)  # the backoff, not the count
     bootstrap.reset()
     container = bootstrap.install(bootstrap.Container(MnemoSettings(extractor="bedrock"), clock=FixedClock()))
     container.keys.ensure("local", "test", ["admin"], TEST_KEY)
