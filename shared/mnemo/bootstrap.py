@@ -12,7 +12,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from mnemo.domain.models import utcnow
+from mnemo.domain.timestamps import utcnow
 from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:

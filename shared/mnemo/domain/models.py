@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -138,10 +138,6 @@ class ScoredMemory(BaseModel):
     memory: Memory
     score: float
     components: dict[str, float] = Field(default_factory=dict)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def normalize_text(raw: str) -> str:

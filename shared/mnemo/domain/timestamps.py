@@ -22,6 +22,11 @@ _ISO = re.compile(
 )
 
 
+def utcnow() -> datetime:
+    """The wall clock, in UTC: the default clock of every service (tests inject theirs)."""
+    return datetime.now(UTC)
+
+
 def to_utc(value: datetime) -> datetime:
     """Naive = UTC. Raises ValueError (not OverflowError) when the instant has no UTC representation."""
     if value.tzinfo is None:

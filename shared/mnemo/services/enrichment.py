@@ -16,7 +16,8 @@ from mnemo.domain.extraction import Extraction
 from mnemo.domain.extraction import Fact as ExtractedFact
 from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact, graph_key
 from mnemo.domain.intents import is_annotated
-from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status, utcnow
+from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, MnemoError
 from mnemo.ports import (
     Embedder,

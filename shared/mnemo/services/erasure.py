@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from mnemo.domain.erasure import ErasureCounts, ErasureReceipt
-from mnemo.domain.models import Memory, Principal, utcnow
+from mnemo.domain.models import Memory, Principal
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import NotFoundError
 from mnemo.ports import ErasureMarks, FactIndex, FactStore, GraphStore, MemoryStore, SearchIndex
 from mnemo.services.permissions import Operation, authorize

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from mnemo.domain.erasure import ErasureCounts, ErasureJob, ErasureReceipt, ErasureStep, JobStatus
-from mnemo.domain.models import Cursor, Principal, Status, utcnow
+from mnemo.domain.models import Cursor, Principal, Status
 from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError
 from mnemo.ports import BrowseQuery, ErasureJobStore, ErasureQueue, MemoryStore
 from mnemo.services.erasure import ErasureService

@@ -15,8 +15,9 @@ from typing import NamedTuple
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
 from mnemo.domain.graph import Entity, EntityMention, Fact, FactAudit, FactStatus, fact_sentence, recorded_fact
 from mnemo.domain.intents import is_annotated
-from mnemo.domain.models import Principal, utcnow
+from mnemo.domain.models import Principal
 from mnemo.domain.namespace import Namespace
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import NotFoundError, PaymentRequiredError, QuotaExceededError, TenantSuspendedError
 from mnemo.ports import FactStore, IntentAnnotator
 from mnemo.services.fact_upkeep import FactUpkeep

@@ -24,7 +24,8 @@ from typing import Any
 
 from mnemo.domain.erasure import ErasureReceipt, JobStatus
 from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
-from mnemo.domain.models import Principal, utcnow
+from mnemo.domain.models import Principal
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, DependencyError, MnemoError, ValidationFailed
 from mnemo.ports import JobQueue, JobStore, Mem0Source
 from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService

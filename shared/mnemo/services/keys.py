@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mnemo.domain.models import Permission, Principal, utcnow
+from mnemo.domain.models import Permission, Principal
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import AuthenticationError, MnemoError, NotFoundError, ValidationFailed
 from mnemo.ports import ApiKeyRecord, KeyStore
 from mnemo.services.permissions import Operation, authorize

@@ -24,10 +24,10 @@ from mnemo.domain.models import (
     Status,
     content_hash,
     normalize_text,
-    utcnow,
 )
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import RECIPES, Candidates
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import (
     ConflictError,
     DependencyError,

@@ -13,8 +13,9 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from mnemo.domain.models import Principal, utcnow
+from mnemo.domain.models import Principal
 from mnemo.domain.tenancy import Counter, Tenant, TenantStatus, Usage, month_end, month_of
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import (
     IntentLimitError,
     PaymentRequiredError,

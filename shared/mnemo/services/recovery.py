@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from mnemo.domain.graph import Fact, FactOrigin, FactStatus
-from mnemo.domain.models import Enrichment, EnrichmentState, utcnow
+from mnemo.domain.models import Enrichment, EnrichmentState
+from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError
 from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, MemoryStore
 
