@@ -39,16 +39,6 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
     api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.")
     api.state.services = provide
 
-    @api.get("/healthz", tags=["ops"])
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
-
-    @api.get(PRM_PATH, tags=["ops"])
-    @api.get(PRM_PATH + "/{resource:path}", tags=["ops"])
-    def resource_metadata(request: Request, resource: str = "mcp") -> dict[str, object]:
-        base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
-        return protected_resource_metadata(base, "/" + resource.strip("/"))
-
     @api.exception_handler(MnemoError)
     def domain_error(request: Request, exc: MnemoError) -> JSONResponse:
         headers = None
@@ -80,6 +70,19 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
 
     app: ASGIApp = api
     if rest:
+        # The ops routes are REST's, as template.yaml routes them (the MCP function never sees them):
+        # registering a FastAPI route with parameters or a response model imports pydantic.v1
+        # (FastAPI's check for v1 models, ~15 ms), which the MCP function's init skips.
+        @api.get("/healthz", tags=["ops"])
+        def healthz() -> dict[str, str]:
+            return {"status": "ok", "version": __version__}
+
+        @api.get(PRM_PATH, tags=["ops"])
+        @api.get(PRM_PATH + "/{resource:path}", tags=["ops"])
+        def resource_metadata(request: Request, resource: str = "mcp") -> dict[str, object]:
+            base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
+            return protected_resource_metadata(base, "/" + resource.strip("/"))
+
         from mnemo.surfaces.openapi import document_errors
         from mnemo.surfaces.rest import router
         from mnemo.surfaces.rest_erasure import router as erasure_router
