@@ -11,8 +11,9 @@ from mnemo.surfaces.app import create_app
 logger = Logger(service="mnemo-mcp")
 metrics = Metrics(namespace="Mnemo", service="mnemo-mcp")
 # The composition root itself, not a container: it is built on the first request, not at import.
-_asgi = Mangum(create_app(container, rest=False, mcp=True), lifespan="off")
-snapstart.register(container)  # SnapStart: prime the snapshot; after a restore, reseed and reconnect
+_app = create_app(container, rest=False, mcp=True)
+_asgi = Mangum(_app, lifespan="off")
+snapstart.register(container, _app.prime)  # SnapStart: prime the snapshot; after a restore, reseed and reconnect
 
 
 @logger.inject_lambda_context(correlation_id_path="requestContext.requestId")

@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from mnemo.domain.timestamps import utcnow
-from mnemo.settings import MnemoSettings
 
 if TYPE_CHECKING:
     from mnemo.ports import (
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
+    from mnemo.settings import MnemoSettings
 
 
 class Container:
@@ -370,6 +370,8 @@ def container() -> Container:
     global _current
     with _current_lock:
         if _current is None:
+            from mnemo.settings import MnemoSettings  # pydantic-settings: on the first request, not at Lambda init
+
             _current = Container(MnemoSettings())
         return _current
 

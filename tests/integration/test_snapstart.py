@@ -85,10 +85,53 @@ def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, 
     assert functions["mcp"].handler(event("mcp_initialize.json"), Context())["statusCode"] == 200
 
 
+def mcp_request(method: str, params: dict[str, Any], path: str = "/mcp") -> dict[str, Any]:
+    request = event("mcp_tools_list.json")
+    request["rawPath"] = request["requestContext"]["http"]["path"] = path
+    request["body"] = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+    request["headers"]["content-length"] = str(len(request["body"]))
+    return request
+
+
+def test_the_snapshot_holds_every_mcp_profile_server(functions, hooks, monkeypatch) -> None:  # noqa: ANN001
+    """Init builds no profile server (a cold start without SnapStart builds one on its path's first
+    request); the before-snapshot hook builds them all, so a restored instance builds none, and
+    their tools reach the services rebuilt after the restore."""
+    from mnemo import bootstrap
+    from mnemo.surfaces.profiles import PROFILES
+
+    built: Counter[str] = Counter()
+
+    def counted(name: str, build: Any) -> Any:
+        def build_counted(services: Any) -> Any:
+            built[name] += 1
+            return build(services)
+
+        return build_counted
+
+    for name, build in list(PROFILES.items()):
+        monkeypatch.setitem(PROFILES, name, counted(name, build))
+    before, after = hooks
+    run(before, reverse=True)
+    assert built == Counter(dict.fromkeys(PROFILES, 1))
+
+    run(after)
+    mcp = functions["mcp"].handler
+    for name in PROFILES:
+        listed = mcp(mcp_request("tools/list", {}, f"/mcp/{name}" if name else "/mcp"), Context())
+        assert listed["statusCode"] == 200 and json.loads(listed["body"])["result"]["tools"], listed["body"]
+    calls: Counter[str] = Counter()
+    bootstrap.container()._dynamodb.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))  # noqa: SLF001
+    captured = mcp(mcp_request("tools/call", {"name": "capture_thought", "arguments": {"raw": "after the restore"}}), Context())
+    assert captured["statusCode"] == 200 and not json.loads(captured["body"])["result"]["isError"], captured["body"]
+    assert calls["PutItem"] > 0  # the memory was written through the client built after the restore
+    assert built == Counter(dict.fromkeys(PROFILES, 1))  # nothing rebuilt
+
+
 def test_without_the_runtime_hook_api_nothing_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     from mnemo.surfaces import snapstart
 
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", None)  # the local stack: no such module
-    assert snapstart.register(lambda: None) is False  # type: ignore[arg-type,return-value]
+    assert snapstart.register(lambda: None, lambda: None) is False  # type: ignore[arg-type,return-value]

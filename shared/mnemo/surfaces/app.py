@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo import __version__
 from mnemo.errors import AuthenticationError, MnemoError
@@ -32,7 +32,23 @@ def _respond(error: Problem, headers: dict[str, str] | None = None) -> JSONRespo
     return JSONResponse(error.envelope(), status_code=error.status, headers={**headers_for(error), **(headers or {})})
 
 
-def create_app(services: Container | Services, *, rest: bool = True, mcp: bool = True) -> ASGIApp:
+class MnemoApp:
+    """The composed ASGI app, and `prime()`: build now what requests would otherwise build on first
+    use (each MCP profile's server), for a SnapStart snapshot (mnemo.surfaces.snapstart)."""
+
+    def __init__(self, app: ASGIApp, primers: list[Callable[[], None]]) -> None:
+        self._app = app
+        self._primers = primers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+    def prime(self) -> None:
+        for prime in self._primers:
+            prime()
+
+
+def create_app(services: Container | Services, *, rest: bool = True, mcp: bool = True) -> MnemoApp:
     """The app over `services`: a container, or a function giving it (the Lambda entry points pass
     the cached composition root, so nothing is built or read at import)."""
     provide: Services = services if callable(services) else (lambda: services)
@@ -69,6 +85,7 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         return _respond(problem(exc))
 
     app: ASGIApp = api
+    primers: list[Callable[[], None]] = []
     if rest:
         # The ops routes are REST's, as template.yaml routes them (the MCP function never sees them):
         # registering a FastAPI route with parameters or a response model imports pydantic.v1
@@ -105,5 +122,7 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
         from mnemo.surfaces.profiles import PROFILES
 
-        app = McpDispatcher(app, PROFILES, provide)
-    return CorsPolicy(app, provide)
+        dispatcher = McpDispatcher(app, PROFILES, provide)
+        primers.append(dispatcher.prime)
+        app = dispatcher
+    return MnemoApp(CorsPolicy(app, provide), primers)

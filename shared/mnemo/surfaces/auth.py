@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from mnemo.domain.models import Principal
-from mnemo.services.keys import KeyService
+if TYPE_CHECKING:  # the container's KeyService is imported when first built, not at Lambda init
+    from mnemo.domain.models import Principal
+    from mnemo.services.keys import KeyService
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
 

@@ -15,16 +15,16 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.settings import MnemoSettings
 from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
-from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
+    from mnemo.settings import MnemoSettings
+    from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
 
@@ -41,7 +41,8 @@ class McpDispatcher:
     """ASGI middleware: `/mcp/{profile}` goes to that profile's server, everything else to `app`.
 
     `services` gives the container (the Lambda entry passes the cached composition root, tests a
-    container they built); each profile's server is built once per container, on first use.
+    container they built); each profile's server is built once per container, on first use or by
+    `prime`.
     """
 
     def __init__(self, app: ASGIApp, profiles: Mapping[str, ProfileBuilder], services: Callable[[], Container]) -> None:
@@ -55,6 +56,13 @@ class McpDispatcher:
         if built is None or built[0] is not services:
             built = self._servers[profile] = (services, self._profiles[profile](services))
         return built[1]
+
+    def prime(self) -> None:
+        """Build every profile's server now: before a SnapStart snapshot, so that no restored
+        instance builds one. The servers hold no connection (their tools look services up per call)."""
+        services = self._services()
+        for profile in self._profiles:
+            self._server(profile, services)
 
     def _profile_for(self, path: str) -> str | None:
         path = path.rstrip("/") or "/"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
-from mnemo.domain.models import Principal
 from mnemo.errors import AuthenticationError
+
+if TYPE_CHECKING:
+    from mnemo.domain.models import Principal
 
 _current: ContextVar[Principal | None] = ContextVar("mnemo_principal", default=None)
 

@@ -2,7 +2,11 @@
 
 With SnapStart (template.yaml: the MCP and REST functions), Lambda runs init once per published
 version, snapshots the microVM, and starts every new instance of that version from the same
-snapshot. Anything init left in memory is therefore shared by all instances and may be hours old:
+snapshot. Init itself stays small (a cold start without SnapStart pays it: `bench/coldstart.py`);
+the before-snapshot hook builds what init leaves to the first request (the services, the AWS
+clients, every MCP profile's server), so that restored instances start with it.
+
+Anything init and the hook leave in memory is therefore shared by all instances and may be hours old:
 
 - `random`'s state: every instance would draw the same retry jitter (adapters/bedrock.py) and
   retry in lockstep. Reseeded from the OS after restore. `uuid.uuid4()` and `secrets` read the
@@ -33,22 +37,25 @@ logger = logging.getLogger(__name__)
 __all__ = ["after_restore", "before_snapshot", "register"]
 
 
-def register(services: Callable[[], Container]) -> bool:
-    """Register the hooks for the container `services` gives; False where the runtime has no hook API."""
+def register(services: Callable[[], Container], prime: Callable[[], None]) -> bool:
+    """Register the hooks for the container `services` gives and the app's `prime` (what the app
+    builds on first use); False where the runtime has no hook API."""
     try:
         from snapshot_restore_py import register_after_restore, register_before_snapshot
     except ImportError:
         return False
-    register_before_snapshot(before_snapshot, services)
+    register_before_snapshot(before_snapshot, services, prime)
     register_after_restore(after_restore, services)
     return True
 
 
-def before_snapshot(services: Callable[[], Container]) -> None:
+def before_snapshot(services: Callable[[], Container], prime: Callable[[], None]) -> None:
     """Build what every request needs and that holds no connection: the settings, the services and
-    the AWS clients (their service models are most of a client's build time). No request is made."""
+    the AWS clients (their service models are most of a client's build time), then what the app
+    builds on first use (`prime`: every MCP profile's server, its module imported). No request is made."""
     container = services()
     _ = container.keys, container.memories, container.status
+    prime()
     logger.info("snapshot primed")
 
 

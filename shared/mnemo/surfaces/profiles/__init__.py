@@ -4,24 +4,37 @@
 serves the profile registered under <name>; any other `/mcp/...` path is a 404. Adding a profile is
 one file here (`build(services) -> ProfileServer`, see `toolkit.py`), one line below, and its
 contract test in tests/integration/test_profile_<name>.py.
+
+A profile's module (its tools, their models, the domain they call) is imported by its first build,
+not with this registry: Lambda init imports none, a request pays only for its own profile, and a
+SnapStart snapshot builds them all (`McpDispatcher.prime`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import TYPE_CHECKING
-
-from mnemo.surfaces.profiles import eigen, facts, r3, thrindex
-from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
+    from mnemo.surfaces.profiles.toolkit import ProfileServer
 
-ProfileBuilder = Callable[["Container"], ProfileServer]
+ProfileBuilder = Callable[["Container"], "ProfileServer"]
+
+
+def _built_by(module: str) -> ProfileBuilder:
+    """`build` of mnemo.surfaces.profiles.<module>, imported on the first call."""
+
+    def build(services: Container) -> ProfileServer:
+        return import_module(f"{__name__}.{module}").build(services)
+
+    return build
+
 
 PROFILES: dict[str, ProfileBuilder] = {
-    "": eigen.build,  # /mcp, /api/mcp: Eigen Mesh thoughts (seed 000)
-    "facts": facts.build,  # /mcp/facts: episodes & facts (seed 001)
-    "thrindex": thrindex.build,  # /mcp/thrindex: Thrindex memory API (seed 003)
-    "r3": r3.build,  # /mcp/r3: r3 mem0-style server (seed 004)
+    "": _built_by("eigen"),  # /mcp, /api/mcp: Eigen Mesh thoughts (seed 000)
+    "facts": _built_by("facts"),  # /mcp/facts: episodes & facts (seed 001)
+    "thrindex": _built_by("thrindex"),  # /mcp/thrindex: Thrindex memory API (seed 003)
+    "r3": _built_by("r3"),  # /mcp/r3: r3 mem0-style server (seed 004)
 }
