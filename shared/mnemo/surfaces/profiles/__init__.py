@@ -7,7 +7,9 @@ contract test in tests/integration/test_profile_<name>.py.
 
 A profile's module (its tools, their models, the domain they call) is imported by its first build,
 not with this registry: Lambda init imports none, a request pays only for its own profile, and a
-SnapStart snapshot builds them all (`McpDispatcher.prime`).
+SnapStart snapshot builds them all (`McpDispatcher.prime`). So a tool looks its services up on the
+container when called, never at build time: a server built before the snapshot outlives the
+clients that a restore drops.
 """
 
 from __future__ import annotations
