@@ -144,6 +144,9 @@ class Scored:
     def row_of(self, memory_id: str) -> int:
         return self._row_index()[memory_id]
 
+    def score_of(self, memory_id: str) -> float:
+        return self.scores[self.row_of(memory_id)]
+
     def rows_of(self, memory_ids: Iterable[str]) -> list[int]:
         """Rows of those of `memory_ids` that are candidates (each once)."""
         rows = self._row_index()
@@ -275,6 +278,26 @@ def neighbours(scored: Scored, weights: Weights = DEFAULT_WEIGHTS) -> set[str]:
     """Ids that `expand` may lend a score to: the linked memories of the best `graph_parents` hits."""
     links = scored.candidates.links
     return {other for row in scored.order[: weights.graph_parents] for other in links[row]}
+
+
+def reach(scored: Scored, weights: Weights = DEFAULT_WEIGHTS) -> dict[str, float]:
+    """Per id `neighbours` returns, the most `expand` can give it: its own score or the best a parent
+    lends it, capped as `expand` caps an unearned score. Lending only raises scores, so a neighbour
+    whose reach is below the k-th visible direct hit cannot enter the first k."""
+    links = scored.candidates.links
+    lent: dict[str, float] = {}
+    for row in scored.order[: weights.graph_parents]:
+        for other, link_weight in links[row].items():
+            lent[other] = max(lent.get(other, 0.0), scored.scores[row] * link_weight * weights.graph_decay)
+    rows = scored.rows_of(lent)
+    own = {scored.candidates.ids[row]: scored.scores[row] for row in rows}
+    best: dict[str, float] = {}
+    for other, most in lent.items():
+        mine = own.get(other, 0.0)
+        if mine < RELEVANCE_FLOOR:
+            most = min(most, RELEVANCE_FLOOR - _UNEARNED_GAP)
+        best[other] = max(mine, most)
+    return best
 
 
 def expand(scored: Scored, *, admitted: Container[str], weights: Weights = DEFAULT_WEIGHTS, depth: int = 0,

@@ -26,7 +26,7 @@ from mnemo.domain.models import (
     normalize_text,
 )
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import RECIPES, Candidates
+from mnemo.domain.scoring import RECIPES
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import (
     ConflictError,
@@ -56,6 +56,10 @@ logger = logging.getLogger(__name__)
 
 # Per enrichment state (pending, failed), how many of a tenant's newest unindexed memories a search reads.
 UNINDEXED_READ = 50
+# A search reads its top_k best hits and this many more, deeper by one per hit the store no longer
+# shows, in at most this many rounds (the index lags the store by seconds: hidden hits are rare).
+_SPARE_HITS = 2
+_HYDRATION_ROUNDS = 3
 _STATUS_ACTIONS = {Status.COMPLETED: "completed", Status.ARCHIVED: "archived", Status.OPEN: "reopened"}
 
 
@@ -74,6 +78,16 @@ def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
     if threshold is None or score >= threshold:
         return True
     return memory.enrichment.state is not EnrichmentState.ENRICHED and threshold <= scoring.RELEVANCE_FLOOR
+
+
+def _kth(scored: scoring.Scored, ids: list[str], k: int) -> float:
+    """The k-th best own score among `ids` (best first): what a graph neighbour must reach to place in
+    the first k. With fewer than k of them, every neighbour can."""
+    return scored.score_of(ids[k - 1]) if len(ids) >= k else float("-inf")
+
+
+def _within_reach(reach: dict[str, float], bar: float, *, exclude: set[str]) -> list[str]:
+    return sorted(mid for mid, most in reach.items() if most >= bar and mid not in exclude)
 
 
 def new_memory(principal: Principal, command: CaptureCommand, memory_id: str, *, now: datetime,
@@ -199,22 +213,15 @@ class MemoryService:
         recipe = RECIPES[command.mode]
         scope = self.scope(principal, command)
         probe = self._probe(scope, command, context)
-        candidates = self._index().search(probe)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
-        candidates = self._with_unindexed(probe, candidates)
+        recent = self._unindexed(probe)
+        candidates = query_input.merge(self._index().search(probe), query_input.unindexed_candidates(recent, probe.text))
         scored = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
-        linked = scoring.neighbours(scored, recipe.weights) if recipe.expand_graph else set()
-        # One batch read hydrates the best hits (a few spare for ones the store no longer shows) and
-        # every neighbour expansion may score, so neighbours are checked before they get a score.
-        wanted = scored.best_ids(command.top_k + 10) + sorted(linked)
-        memories = {m.id: m for m in self._store.get_many(principal.tenant, wanted)}
-        visible = {
-            mid for mid, m in memories.items()
-            if scope.covers(m.namespace) and m.status in command.statuses and m.author in command.authors
-        }
+        reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
+        memories, visible = self._hydrate(principal, command, scope, scored, reach, recent)
         # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
         if recipe.expand_graph:
-            ranked = scoring.expand(scored, admitted=visible & linked, among=visible, weights=recipe.weights)
+            ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
         else:
             ranked = scored.among(visible)
         results = [
@@ -223,6 +230,41 @@ class MemoryService:
             if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
         return results[: command.top_k]
+
+    def _hydrate(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, scored: scoring.Scored,
+                 reach: dict[str, float], read: list[Memory]) -> tuple[dict[str, Memory], set[str]]:
+        """Reads the best hits and only the graph neighbours whose reach could still place them in the
+        first top_k; `read`: memories already in hand (the unindexed ones). The index may lag the store
+        (a hit archived, moved or erased since): the first read guesses every hit shown, each hidden hit
+        makes it read one deeper, and neighbours are then checked against the bar the shown hits set.
+        One BatchGetItem unless hits were hidden. Returns the memories read and the ids the caller sees."""
+        def visible(memory: Memory) -> bool:
+            return scope.covers(memory.namespace) and memory.status in command.statuses and memory.author in command.authors
+
+        def counts(mid: str) -> bool:  # shown, and kept by the threshold
+            memory = memories.get(mid)
+            return memory is not None and visible(memory) and _meets(command.threshold, scored.score_of(mid), memory)
+
+        memories = {m.id: m for m in read}
+        asked = set(memories)
+        best: list[str] = []
+        depth = command.top_k + _SPARE_HITS
+        for _ in range(_HYDRATION_ROUNDS):
+            best = scored.best_ids(depth)
+            guess = [mid for mid in best if mid not in asked or counts(mid)]
+            wanted = [mid for mid in best if mid not in asked]
+            wanted += _within_reach(reach, _kth(scored, guess, command.top_k), exclude=asked | set(best))
+            asked.update(wanted)
+            if wanted:
+                memories.update((m.id, m) for m in self._store.get_many(principal.tenant, wanted))
+            hidden = sum(1 for mid in best if mid not in memories or not visible(memories[mid]))
+            if not hidden or depth >= len(scored.order) or sum(map(counts, best)) >= command.top_k:
+                break
+            depth += hidden
+        missed = _within_reach(reach, _kth(scored, [mid for mid in best if counts(mid)], command.top_k), exclude=asked)
+        if missed:
+            memories.update((m.id, m) for m in self._store.get_many(principal.tenant, missed))
+        return memories, {mid for mid, memory in memories.items() if visible(memory)}
 
     def _probe(self, scope: NamespaceFilter, command: RetrieveCommand, context: str | None) -> SearchQuery:
         assert command.query is not None
@@ -234,16 +276,15 @@ class MemoryService:
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)
 
-    def _with_unindexed(self, probe: SearchQuery, candidates: Candidates) -> Candidates:
+    def _unindexed(self, probe: SearchQuery) -> list[Memory]:
         """Every accepted memory is findable from tier 1 on: the newest memories whose enrichment is
         unfinished (pending, or failed for good) are read from the store and matched lexically; their
         semantic and graph signals join once enrichment indexes them. Costs two Queries and one
         BatchGetItem per search, bounded by UNINDEXED_READ whatever the backlog (docs/scoring.md)."""
-        recent = [
+        return [
             m for m in self._store.unindexed(probe.scope.tenant, UNINDEXED_READ)
             if probe.scope.covers(m.namespace) and m.status in probe.statuses and m.author in probe.authors
         ]
-        return query_input.merge(candidates, query_input.unindexed_candidates(recent, probe.text))
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None) -> Memory:
