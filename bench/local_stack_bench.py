@@ -104,8 +104,9 @@ def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> di
     return {"mode": mode, "concurrency": concurrency, "rows": rows}
 
 
-def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`make dev`'s command on a free port, with this bench's key; returns once /healthz answers."""
+def start_stack(log: Path, pollers: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """`make dev`'s command on a free port, with this bench's key (and `pollers` queue pollers instead
+    of the stack's default); returns once /healthz answers."""
     import socket
 
     import httpx
@@ -116,6 +117,8 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
     env.update({"PORT": str(port), "MNEMO_API_KEY": KEY, "PYTHONPATH": str(REPO / "shared"),
                 "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+    if pollers:
+        env["MNEMO_LOCAL_WORKER_CONCURRENCY"] = str(pollers)
     process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env,
                                stdout=log.open("wb"), stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -132,7 +135,7 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(f"the local stack did not become healthy:\n{log.read_text()}")
 
 
-def locomo_ingest(data: Path, turns: int, clients: int) -> dict[str, Any]:
+def locomo_ingest(data: Path, turns: int, clients: int, pollers: int | None = None) -> dict[str, Any]:
     import queue
 
     import httpx
@@ -151,7 +154,7 @@ def locomo_ingest(data: Path, turns: int, clients: int) -> dict[str, Any]:
                 total += len(take)
         rep += 1
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mnemo-locomo-ingest-{os.getpid()}.log"
-    process, base = start_stack(log)
+    process, base = start_stack(log, pollers)
     errors: list[BaseException] = []
 
     def post_all() -> None:
@@ -184,7 +187,7 @@ def locomo_ingest(data: Path, turns: int, clients: int) -> dict[str, Any]:
         process.wait(timeout=30)
     if errors:
         raise RuntimeError(f"{len(errors)} conversation(s) failed to ingest: {errors[0]!r}")
-    return {"turns": total, "clients": clients, "capture_seconds": round(captured, 1),
+    return {"turns": total, "clients": clients, "pollers": pollers or "default", "capture_seconds": round(captured, 1),
             "captures_per_s": round(total / captured, 1), "seconds_to_enriched": round(done, 1),
             "enriched_per_s": round(total / done, 1), "timed_out": wait.timed_out, "status": wait.status}
 
@@ -199,13 +202,14 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, help="LoCoMo-size ingest through REST from this LoCoMo JSON file")
     parser.add_argument("--turns", type=int, default=3100, help="--locomo: turns to capture")
     parser.add_argument("--clients", type=int, default=6, help="--locomo: concurrent HTTP clients")
+    parser.add_argument("--pollers", type=int, help="--locomo: queue pollers (default: the stack's own)")
     parser.add_argument("--mode", choices=["before", "after"], help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "local_stack.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
                        "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
     if args.locomo:
-        print(json.dumps(locomo_ingest(args.locomo, args.turns, args.clients)))
+        print(json.dumps(locomo_ingest(args.locomo, args.turns, args.clients, args.pollers)))
         return 0
     if args.mode:
         concurrency = args.concurrency if args.mode == "after" else 1
