@@ -155,6 +155,44 @@ def test_keyed_queries_answer_what_moto_answers_after_random_writes(table) -> No
                     same(key, comparison, [DynamoType({"S": o}) for o in operands], limit, None, forward, None)
 
 
+def test_a_limit_query_hands_moto_only_what_it_walks(table, monkeypatch) -> None:  # noqa: ANN001
+    """"The newest item below this key" in a big partition reads Limit + 1 items, not the partition,
+    on the table and on an index, and answers what moto answers reading every item."""
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    from mnemo.local import moto_order
+
+    db, name = table
+    for n in range(2000):  # one partition; its gsi2 posting list holds every item too
+        db.put_item(TableName=name, Item=_item("P", f"S{n:05d}", gsi2pk="x", gsi2sk=f"{n:05d}"))
+    handed: list[int] = []  # how many items each bounded query handed moto
+    walked = moto_order.walked
+
+    def counting(*args: object) -> object:
+        items = walked(*args)  # type: ignore[arg-type]
+        handed.append(-1 if items is None else len(items))
+        return items
+
+    monkeypatch.setattr(moto_order, "walked", counting)
+    moto_table = dynamodb_backends["123456789012"]["us-east-1"].get_table(name)
+    same = functools.partial(_same_answer, moto_table)
+    for forward in (True, False):
+        same(DynamoType({"S": "x"}), "<", [DynamoType({"S": "01000"})], 3, None, forward, None, "gsi2",
+             hash_key_conditions=[("gsi2pk", DynamoType({"S": "x"}))])
+        same(DynamoType({"S": "P"}), "BEGINS_WITH", [DynamoType({"S": "S015"})], 5, None, forward, None)
+    assert handed == [4, 6, 4, 6]  # Limit items and the one moto stops at
+    # And the client sees the newest items below the key, LastEvaluatedKey set
+    page = db.query(TableName=name, IndexName="gsi2", KeyConditionExpression="gsi2pk = :p AND gsi2sk < :k",
+                    ExpressionAttributeValues={":p": {"S": "x"}, ":k": {"S": "01000"}}, Limit=2, ScanIndexForward=False)
+    assert [i["gsi2sk"]["S"] for i in page["Items"]] == ["00999", "00998"] and "LastEvaluatedKey" in page
+    # Positive control for the bound: an item written after the order was built is found by it
+    db.put_item(TableName=name, Item=_item("P", "S00999x", gsi2pk="x", gsi2sk="00999x"))
+    page = db.query(TableName=name, IndexName="gsi2", KeyConditionExpression="gsi2pk = :p AND gsi2sk < :k",
+                    ExpressionAttributeValues={":p": {"S": "x"}, ":k": {"S": "01000"}}, Limit=1, ScanIndexForward=False)
+    assert [i["gsi2sk"]["S"] for i in page["Items"]] == ["00999x"]
+
+
 def _same_answer(moto_table: object, key: object, *args: object, **kwargs: object) -> None:
     """The patched query and moto's own answer alike: items, scanned count and LastEvaluatedKey."""
     from moto.dynamodb.models.table import Table

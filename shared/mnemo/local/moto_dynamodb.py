@@ -25,9 +25,9 @@ stack inherits (issue 14, issue 16 item 2):
 - an item's size (what moto's query adds up to page at 1 MB, twice per item it walks) is computed
   once per version of the item: kept on the item, dropped by every UpdateItem (the one write that
   changes an item in place; puts and transactions' puts make new items);
-- a query with a `Limit` (and no start key) hands moto only the prefix of that partition it would
-  walk before stopping, found by sorting plain string keys: moto sorts the whole partition with
-  DynamoType keys first, so "the newest memory below this one" cost O(partition) per call.
+- a query with a `Limit` (and no start key) hands moto only the items it would walk before
+  stopping, found by bisecting the partition's kept sort order (`moto_order`): moto sorts the whole
+  partition with DynamoType keys first, so "the newest memory below this one" cost O(partition).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from moto.dynamodb.comparisons import get_comparison_func, get_filter_expression
+from moto.dynamodb.comparisons import get_filter_expression
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
     MockValidationException,
@@ -51,6 +51,8 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
+
+from mnemo.local import moto_order
 
 __all__ = ["install", "installed"]
 
@@ -184,17 +186,20 @@ def _partition_query(query: Callable[..., Any]) -> Callable[..., Any]:
             names = _index_hash_names(self, index_name)
             if names is None or set(names) != set(wanted):
                 return query(self, hash_key, *args, **kwargs)
-            candidates = list(postings.get(index_name, {}).get(tuple(wanted[n] for n in names), {}).values())
+            place: moto_order.Place = (index_name, tuple(wanted[n] for n in names))
+            source: dict[Any, Item] = postings.get(index_name, {}).get(place[1], {})
         elif hash_key is None:
             return query(self, hash_key, *args, **kwargs)
         elif self.range_key_attr:
-            candidates = list(self.items.get(hash_key, {}).values()) if hash_key in self.items else []
+            place, source = (None, hash_key), self.items.get(hash_key, {}) if hash_key in self.items else {}
         else:
-            candidates = [self.items[hash_key]] if hash_key in self.items else []  # type: ignore[list-item]
+            single: Any = self.items.get(hash_key) if hash_key in self.items else None  # an Item: moto types range tables
+            place, source = (None, hash_key), {hash_key: single} if single is not None else {}
         if getattr(_REQUEST, "count_only", False) and len(args) >= 2 and len(kwargs.get("range_key_conditions") or []) <= 1:
-            counted = _in_range(self, candidates, index_name, args[0], args[1])
+            counted = _in_range(self, list(source.values()), index_name, args[0], args[1])
             return counted, len(counted), None  # the handler answers len(items) and returns no item
-        candidates = _walked_prefix(self, candidates, index_name, args)
+        walked = moto_order.walked(self, place, source, index_name, args)
+        candidates = walked if walked is not None else list(source.values())
         with _LOCK:  # the override below is visible to this call only: requests are serialised
             self.all_items = lambda: candidates  # type: ignore[method-assign]
             try:
@@ -236,45 +241,6 @@ def _in_range(table: Table, candidates: list[Item], index_name: str | None, comp
             if range_name and (value := item.attrs.get(range_name)) and value.compare(comparison, operands)]
 
 
-def _walked_prefix(table: Table, candidates: list[Item], index_name: str | None, args: tuple[Any, ...]) -> list[Item]:
-    """The items moto's `Table.query` reads before it stops at `Limit`: in its sort order (index range
-    key, table hash key, table range key), up to and including the item after the `Limit`-th one that
-    meets the range condition (where moto breaks and sets LastEvaluatedKey). Only for string keys, a
-    `Limit`, no start key and one range condition; anything else gets every candidate, as before."""
-    if len(args) < 5 or args[2] is None or args[3] or len(candidates) <= args[2]:
-        return candidates
-    comparison, operands, limit, forward = args[0], args[1], args[2], args[4]
-    if index_name:
-        index = next((i for i in table.all_indexes() if i.name == index_name), None)
-        ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"] if index else []
-        if len(ranges) != 1:
-            return candidates
-        wanted = [ranges[0], table.hash_key_attr, table.range_key_attr]
-    else:
-        wanted = [table.range_key_attr]
-    names = [n for n in wanted if n is not None]
-    meets = get_comparison_func(comparison) if comparison else None  # moto's own, on the plain values
-    if len(names) < len(wanted) or (comparison and (meets is None or any(o.type != "S" for o in operands))):
-        return candidates
-    keyed = []
-    for item in candidates:
-        if index_name and not item.attrs.get(names[0]):
-            continue  # not in the index's sort order: moto leaves it out too
-        values = [item.attrs.get(n) for n in names]
-        if any(v is None or v.type != "S" for v in values):
-            return candidates  # a number or binary key: moto's own order
-        keyed.append(([v.value for v in values if v is not None], item))
-    keyed.sort(key=lambda pair: pair[0], reverse=not forward)
-    plain = [o.value for o in operands] if comparison else []
-    found = 0
-    for at, (key, _) in enumerate(keyed):
-        if found == limit:
-            return [item for _, item in keyed[: at + 1]]
-        if meets is None or meets(key[0], *plain):
-            found += 1
-    return candidates
-
-
 def _index_hash_names(table: Table, index_name: str) -> list[str] | None:
     for index in table.all_indexes():
         if index.name == index_name:
@@ -295,12 +261,19 @@ def _postings(table: Table) -> dict[str, dict[tuple[Any, ...], dict[Key, Item]]]
 
 
 def _reindex(table: Table, key: Key, item: Item | None) -> None:
+    """Follow a write (item None: a delete) in the table partition's order and the index postings."""
+    if table.range_key_attr is not None:
+        if item is None:
+            moto_order.forget(table, (None, key[0]), (key[1].value,) if key[1] is not None and key[1].type == "S" else None)
+        else:
+            moto_order.remember(table, (None, key[0]), item, [table.range_key_attr])
     postings = table.__dict__.get("_mnemo_postings")
     if postings is None:
         return
-    posted: dict[Key, list[tuple[str, tuple[Any, ...]]]] = table.__dict__["_mnemo_posted"]
-    for index_name, hash_values in posted.pop(key, []):
+    posted: dict[Key, list[tuple[str, tuple[Any, ...], moto_order.Sort | None]]] = table.__dict__["_mnemo_posted"]
+    for index_name, hash_values, sort in posted.pop(key, []):
         postings[index_name].get(hash_values, {}).pop(key, None)
+        moto_order.forget(table, (index_name, hash_values), sort)
     if item is None:
         return
     places = []
@@ -309,7 +282,8 @@ def _reindex(table: Table, key: Key, item: Item | None) -> None:
         values = tuple(item.attrs.get(n) for n in names)
         if all(v is not None for v in values):
             postings.setdefault(index.name, {}).setdefault(values, {})[key] = item
-            places.append((index.name, values))
+            sort = moto_order.remember(table, (index.name, values), item, moto_order.sort_names(table, index.name))
+            places.append((index.name, values, sort))
     if places:
         posted[key] = places
 
