@@ -9,7 +9,9 @@ holds before and after it:
 - writes: ceil(max(old, new size) / 1 KB) write units, doubled in transactions; plus each global
   secondary index the item enters, leaves or stays in (ALL projections at the item's size,
   KEYS_ONLY at the keys' size; a changed index key is a delete and a put). Item sizes are moto's
-  (attribute names + values, as DynamoDB counts them, to within a few bytes).
+  (attribute names + values, as DynamoDB counts them, to within a few bytes);
+- items read: the keys each BatchGetItem asked for and the items each Query or Scan returned (what
+  a search's hydration reads to show its top k; GetItem, one item a call, is in the request count).
 The search index and the embedding model are counted as the OpenSearch / Bedrock requests they
 stand for (SearchIndex.search → one _msearch, upsert → one _bulk, Embedder.embed → one call per text on
 Titan V2, which takes one text per request).
@@ -126,6 +128,7 @@ class Meter:
                 table = self._table(name)
                 sizes = [(i.size() if (i := self._item(table, k)) else 0) for k in request["Keys"]]
                 units["RRU"] += _read_units(sizes, request.get("ConsistentRead", False), per_item=True)
+                units["items read"] += len(sizes)
         elif op in ("Query", "Scan"):
             table = self._table(params["TableName"])
             sizes = []
@@ -133,6 +136,7 @@ class Meter:
                 item = self._item(table, self._key_of(table, returned))
                 sizes.append(item.size() if item else 0)
             units["RRU"] += _read_units(sizes, params.get("ConsistentRead", False), per_item=False)
+            units["items read"] += len(sizes)
 
 
 def stored_bytes(table: Any) -> dict[str, int]:
