@@ -193,6 +193,30 @@ def test_a_limit_query_hands_moto_only_what_it_walks(table, monkeypatch) -> None
     assert [i["gsi2sk"]["S"] for i in page["Items"]] == ["00999x"]
 
 
+def test_a_limit_query_over_number_keys_is_left_to_moto(table) -> None:  # noqa: ANN001
+    """A partition whose sort key is a number (not modelled by the kept order) is answered by moto
+    reading every candidate, as before; the same query on string keys uses the order."""
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    db, _ = table
+    for name, kind in (("numbered", "N"), ("named", "S")):
+        db.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                              {"AttributeName": "sk", "AttributeType": kind}])
+        for n in range(30):
+            db.put_item(TableName=name, Item={"pk": {"S": "P"}, "sk": {kind: str(n) if kind == "N" else f"{n:03d}"}})
+        bound = {kind: "20" if kind == "N" else "020"}
+        page = db.query(TableName=name, KeyConditionExpression="pk = :p AND sk < :k", Limit=2, ScanIndexForward=False,
+                        ExpressionAttributeValues={":p": {"S": "P"}, ":k": bound})
+        assert [i["sk"][kind] for i in page["Items"]] == (["19", "18"] if kind == "N" else ["019", "018"])
+        moto_table = dynamodb_backends["123456789012"]["us-east-1"].get_table(name)
+        kept = moto_table.__dict__.get("_mnemo_orders", {}).get((None, DynamoType({"S": "P"})))
+        assert (kept is None) == (kind == "N")  # none for numbers, kept (and used) for strings
+        _same_answer(moto_table, DynamoType({"S": "P"}), "<", [DynamoType(bound)], 2, None, False, None)
+
+
 def _same_answer(moto_table: object, key: object, *args: object, **kwargs: object) -> None:
     """The patched query and moto's own answer alike: items, scanned count and LastEvaluatedKey."""
     from moto.dynamodb.models.table import Table
