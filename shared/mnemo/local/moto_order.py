@@ -3,8 +3,8 @@
 A query with a `Limit` reads a few items at one end of a range of its partition ("the newest memory
 below this one", "five memories naming this entity"), which DynamoDB finds by seeking in the sort
 key. moto sorts the whole partition (DynamoType keys) and walks it from the top on every call, so
-those reads cost O(partition): with 10,000 memories in one user's partition, the worker's
-capture-order read alone took a third of its time per memory.
+those reads cost O(partition): the worker's capture-order read grew from 5 to 14 ms per enriched
+memory as one user went from 1,000 to 5,000 memories, the largest cost that grew with the tenant.
 
 Each partition of a table, and each posting list of a secondary index, gets an `Order` on its first
 bounded query: its items sorted by their plain string keys, in moto's order (index range key, table
@@ -68,8 +68,7 @@ def _sort_names(table: Table, index_name: str | None) -> list[str] | None:
         return None
     if index_name is None:
         return [table.range_key_attr]
-    index = next((i for i in table.all_indexes() if i.name == index_name), None)
-    ranges = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"] if index else []
+    ranges = [k["AttributeName"] for k in table.get_index(index_name).schema if k["KeyType"] == "RANGE"]
     return [ranges[0], table.hash_key_attr, table.range_key_attr] if len(ranges) == 1 else None
 
 
@@ -166,8 +165,10 @@ def walked(table: Table, place: Place, source: dict[Any, Item], index_name: str 
     if names is None or (comparison and any(not isinstance(o, DynamoType) or o.type != "S" for o in operands)):
         return None
     order = _order(table, place, source, names)
-    span = _span(order.keys, comparison, [o.value for o in operands] if comparison else []) if order else None
-    if order is None or span is None:
+    if order is None:
+        return None
+    span = _span(order.keys, comparison, [o.value for o in operands] if comparison else [])
+    if span is None:
         return None
     lo, hi = span
     if forward:
