@@ -116,7 +116,8 @@ def start_stack(log: Path, pollers: int | None = None) -> tuple[subprocess.Popen
         port = sock.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
     env.update({"PORT": str(port), "MNEMO_API_KEY": KEY, "PYTHONPATH": str(REPO / "shared"),
-                "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+                "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm"),
+                "MNEMO_EMBEDDER_ENGINE": os.environ.get("MNEMO_EMBEDDER_ENGINE", "auto")})
     if pollers:
         env["MNEMO_LOCAL_WORKER_CONCURRENCY"] = str(pollers)
     process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env,
@@ -203,11 +204,13 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3100, help="--locomo: turns to capture")
     parser.add_argument("--clients", type=int, default=6, help="--locomo: concurrent HTTP clients")
     parser.add_argument("--pollers", type=int, help="--locomo: queue pollers (default: the stack's own)")
+    parser.add_argument("--engine", choices=["auto", "onnxruntime", "numpy"], default="auto",
+                        help="what runs the local embedder (MNEMO_EMBEDDER_ENGINE)")
     parser.add_argument("--mode", choices=["before", "after"], help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "local_stack.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
-                       "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
+                       "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm"), "MNEMO_EMBEDDER_ENGINE": args.engine})
     if args.locomo:
         print(json.dumps(locomo_ingest(args.locomo, args.turns, args.clients, args.pollers)))
         return 0

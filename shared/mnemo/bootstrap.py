@@ -311,7 +311,8 @@ class Container:
             return BedrockEmbedder.from_settings(self.settings)
         from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
 
-        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir())
+        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
+                                   engine=self.settings.embedder_engine)
 
     @cached_property
     def edit_interpreter(self) -> EditInterpreter:

@@ -1,4 +1,5 @@
-"""The numpy MiniLM must reproduce sentence-transformers: golden vectors at 1e-5, batching-invariant."""
+"""Both MiniLM engines (onnxruntime, numpy) must reproduce sentence-transformers: golden vectors at
+1e-5, batching-invariant, and each other."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder, onnxruntime_installed
 from mnemo.errors import DependencyError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +37,13 @@ def golden() -> dict[str, Any]:
     return data
 
 
-@pytest.fixture(scope="module")
-def embedder() -> LocalMiniLmEmbedder:
-    return LocalMiniLmEmbedder(MODEL_DIR, batch_size=4)
+# No skip when onnxruntime is missing: requirements-dev.txt installs it, and a skip would hide a
+# broken engine.
+@pytest.fixture(scope="module", params=["numpy", "onnxruntime"])
+def embedder(request: pytest.FixtureRequest) -> LocalMiniLmEmbedder:
+    embedder = LocalMiniLmEmbedder(MODEL_DIR, batch_size=4, engine=request.param)
+    assert embedder._load().engine == request.param
+    return embedder
 
 
 def test_given_golden_texts_when_embedded_then_vectors_match_sentence_transformers(
@@ -106,9 +111,9 @@ def test_given_concurrent_first_calls_then_model_loads_once_and_results_agree(
     loads: list[Path] = []
     real_model = minilm_embedder._MiniLm
 
-    def counting_model(model_dir: Path) -> minilm_embedder._MiniLm:
+    def counting_model(model_dir: Path, *args: Any) -> minilm_embedder._MiniLm:
         loads.append(model_dir)
-        return real_model(model_dir)
+        return real_model(model_dir, *args)
 
     monkeypatch.setattr(minilm_embedder, "_MiniLm", counting_model)
     fresh = LocalMiniLmEmbedder(MODEL_DIR)
@@ -116,3 +121,26 @@ def test_given_concurrent_first_calls_then_model_loads_once_and_results_agree(
         vectors = list(pool.map(lambda text: fresh.embed([text])[0], golden["texts"][:4]))
     assert len(loads) == 1
     np.testing.assert_allclose(vectors, golden["embeddings"][:4], rtol=0, atol=1e-5)
+
+
+def test_given_auto_then_onnxruntime_when_installed_and_both_engines_agree(golden: dict[str, Any]) -> None:
+    assert onnxruntime_installed()
+    auto = LocalMiniLmEmbedder(MODEL_DIR)
+    assert auto._load().engine == "onnxruntime"
+    texts = golden["texts"] + ["a much longer text " * 80]  # past 256 tokens: both truncate alike
+    np.testing.assert_allclose(auto.embed(texts), LocalMiniLmEmbedder(MODEL_DIR, engine="numpy").embed(texts),
+                               rtol=0, atol=1e-6)
+
+
+def test_given_onnxruntime_asked_for_but_missing_then_dependency_error_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mnemo.adapters import minilm_embedder
+
+    monkeypatch.setattr(minilm_embedder, "onnxruntime_installed", lambda: False)
+    with pytest.raises(DependencyError, match="requirements-dev.txt"):
+        LocalMiniLmEmbedder(MODEL_DIR, engine="onnxruntime").embed(["hello"])
+    # Positive control: auto falls back to numpy with the same module state and still embeds.
+    auto = LocalMiniLmEmbedder(MODEL_DIR)
+    assert len(auto.embed(["hello"])[0]) == auto.dimension
+    assert auto._load().engine == "numpy"

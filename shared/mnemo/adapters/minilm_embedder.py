@@ -1,16 +1,20 @@
-"""Local sentence embeddings: all-MiniLM-L6-v2 run with numpy, so the embedded default needs no
-torch (multi-GB, too large for Lambda) and no model hub at run time.
+"""Local sentence embeddings: all-MiniLM-L6-v2 without torch (multi-GB, too large for Lambda) and
+without a model hub at run time.
 
-The forward pass reproduces sentence-transformers (BERT encoder, mean pooling, L2 normalisation)
-to within 1e-6 abs; tests/unit/test_minilm_embedder.py guards that against golden vectors.
+Two engines run the same forward pass (BERT encoder, mean pooling, L2 normalisation) on the same
+weights: onnxruntime where it is installed (the local stack's virtualenv; minilm_onnx.py), numpy
+otherwise (the Lambda layer, which does not ship onnxruntime). Both reproduce sentence-transformers
+to within 1e-6 abs; tests/unit/test_minilm_embedder.py holds each to golden vectors.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +30,9 @@ NUM_LAYERS = 6
 NUM_HEADS = 12
 LAYER_NORM_EPS = 1e-12
 REQUIRED_FILES = ("model.safetensors", "tokenizer.json")
+
+Engine = Literal["auto", "onnxruntime", "numpy"]
+Forward = Callable[[npt.NDArray[np.int64], Array], Array]  # (ids, mask) (batch, seq) -> (batch, 384)
 
 # erf as a rational function on [-4, 4] (Eigen's float erf; beyond, erf is ±1 in float32):
 # GELU abs error < 1.5e-6, float32 rounding level. BERT needs the exact (erf) GELU, not the tanh
@@ -88,10 +95,28 @@ class _Layer:
     out_ln_b: Array
 
 
-class _MiniLm:
-    """The loaded tokenizer and float32 weights, and the forward pass."""
+def onnxruntime_installed() -> bool:
+    """onnxruntime runs the graph, onnx builds it."""
+    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "onnx"))
 
-    def __init__(self, model_dir: Path) -> None:
+
+def resolve_engine(engine: Engine) -> Literal["onnxruntime", "numpy"]:
+    """auto = onnxruntime when installed, else numpy; an explicit engine must be installed."""
+    if engine == "numpy":
+        return engine
+    if onnxruntime_installed():
+        return "onnxruntime"
+    if engine == "onnxruntime":
+        raise DependencyError("embedder engine onnxruntime is not installed: "
+                              "`pip install -r requirements-dev.txt`, or set the engine to numpy or auto")
+    return "numpy"
+
+
+class _MiniLm:
+    """The loaded tokenizer and float32 weights, and the forward pass of the chosen engine."""
+
+    def __init__(self, model_dir: Path, engine: Literal["onnxruntime", "numpy"] = "numpy",
+                 threads: int | None = 1) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -101,6 +126,15 @@ class _MiniLm:
         # Upcast: a fp16 weights file (the Lambda layer's) works unchanged.
         t = {k: v.astype(np.float32) for k, v in load_file(str(model_dir / "model.safetensors")).items()
              if k != "embeddings.position_ids"}
+
+        self.engine = engine
+        if engine == "onnxruntime":
+            from mnemo.adapters.minilm_onnx import OnnxMiniLm
+
+            self.forward: Forward = OnnxMiniLm(t, dimension=DIMENSION, layers=NUM_LAYERS, heads=NUM_HEADS,
+                                               eps=LAYER_NORM_EPS, threads=threads).forward
+            return
+        self.forward = self._numpy_forward
 
         def lin(name: str) -> tuple[Array, Array]:
             return np.ascontiguousarray(t[f"{name}.weight"].T), t[f"{name}.bias"]
@@ -123,7 +157,7 @@ class _MiniLm:
                 t[f"{p}output.LayerNorm.weight"], t[f"{p}output.LayerNorm.bias"],
             ))
 
-    def forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+    def _numpy_forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
         """Token ids and attention mask (batch, seq) → unit-length sentence vectors (batch, 384)."""
         batch, seq = ids.shape
         head_dim = DIMENSION // NUM_HEADS
@@ -175,10 +209,16 @@ class LocalMiniLmEmbedder:
     model_id = MODEL_ID
     dimension = DIMENSION
 
-    def __init__(self, model_dir: str | Path, batch_size: int = 32, *, blas_threads: int | None = 1) -> None:
-        """`blas_threads`: the process's BLAS thread pool size, set when the model loads (None leaves
-        it alone). One thread by default: OpenBLAS's worker threads spin while they wait, and on a
-        laptop, CI runner or Lambda with 1-2 busy cores a one-query forward pass took 86-218 ms with
+    def __init__(self, model_dir: str | Path, batch_size: int = 32, *, blas_threads: int | None = 1,
+                 engine: Engine = "auto") -> None:
+        """`engine`: onnxruntime runs the pass 1.4-2x faster and outside the GIL, so a busy request
+        thread no longer stalls it (a batch of 32 beside a spinning Python thread: 3.8 s on numpy,
+        0.23 s on onnxruntime; bench/embedder_bench.py); numpy is the fallback that needs nothing
+        more than the Lambda layer has.
+
+        `blas_threads`: the process's BLAS thread pool size (and onnxruntime's per-call pool), set
+        when the model loads (None leaves it alone). One thread by default: OpenBLAS's worker
+        threads spin while they wait, and on a laptop, CI runner or Lambda with 1-2 busy cores a one-query forward pass took 86-218 ms with
         2 threads against 13-18 ms with one, and a batch of 32 texts 1.0-1.7 s against 0.35 s
         (2-core VM under load; bench/search_latency.py)."""
         if batch_size < 1:
@@ -186,6 +226,7 @@ class LocalMiniLmEmbedder:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self.blas_threads = blas_threads
+        self.engine = engine
         self._model: _MiniLm | None = None
         self._lock = threading.Lock()
 
@@ -198,10 +239,11 @@ class LocalMiniLmEmbedder:
                         raise DependencyError(
                             f"embedding model files missing in {self.model_dir} ({', '.join(missing)}): "
                             "run `make model` or `python scripts/fetch_model.py`")
+                    engine = resolve_engine(self.engine)
                     try:
                         if self.blas_threads is not None:
                             _limit_blas_threads(self.blas_threads)
-                        self._model = _MiniLm(self.model_dir)
+                        self._model = _MiniLm(self.model_dir, engine, self.blas_threads)
                     except Exception as exc:  # corrupt file, missing package: one domain error
                         raise DependencyError(
                             f"cannot load the embedding model from {self.model_dir}: re-run "
