@@ -285,3 +285,28 @@ def test_an_items_kept_size_follows_its_updates(table) -> None:  # noqa: ANN001
                        ConditionExpression="attribute_not_exists(pk)", ExpressionAttributeNames={"#t": "text"},
                        ExpressionAttributeValues={":t": {"S": "y"}})
     assert stored.size() == fresh(stored)
+
+
+def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -> None:  # noqa: ANN001
+    """A new item is size-checked once, on its total (moto sums it again per attribute): the same
+    items are refused, to the byte, and an update that grows an item past the limit still is."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.utilities import bytesize
+
+    db, name = table
+    limit = 405_000  # moto's bound for DynamoDB's 400 KB
+
+    def item_of_total(total: int) -> dict[str, dict[str, str]]:
+        attrs = {"pk": {"S": "BIG"}, "sk": {"S": "MEMORY"}, **{f"a{i}": {"S": "x" * 4000} for i in range(99)}}
+        used = sum(bytesize(k) + DynamoType(v).size() for k, v in attrs.items()) + bytesize("last")
+        return {**attrs, "last": {"S": "y" * (total - used)}}
+
+    db.put_item(TableName=name, Item=item_of_total(limit))  # exactly at the limit: accepted
+    got = db.get_item(TableName=name, Key=_item("BIG", "MEMORY"))["Item"]
+    assert len(got) == 102 and got["last"] == item_of_total(limit)["last"]
+    with pytest.raises(db.exceptions.ClientError, match="Item size has exceeded the maximum allowed size"):
+        db.put_item(TableName=name, Item=item_of_total(limit + 1))
+    with pytest.raises(db.exceptions.ClientError, match="Item size"):
+        db.update_item(TableName=name, Key=_item("BIG", "MEMORY"), UpdateExpression="SET extra = :e",
+                       ExpressionAttributeValues={":e": {"S": "z"}})
+    assert "extra" not in db.get_item(TableName=name, Key=_item("BIG", "MEMORY"))["Item"]

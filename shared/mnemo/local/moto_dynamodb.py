@@ -25,6 +25,9 @@ stack inherits (issue 14, issue 16 item 2):
 - an item's size (what moto's query adds up to page at 1 MB, twice per item it walks) is computed
   once per version of the item: kept on the item, dropped by every UpdateItem (the one write that
   changes an item in place; puts and transactions' puts make new items);
+- a new item checks the 400 KB item limit once, on its total: moto sums the whole item again
+  for every attribute it adds (quadratic in the attributes; a graph write of 38 items per memory
+  spent more time there than in the write). The sum is monotone, so the same items are refused;
 - a query with a `Limit` (and no start key) hands moto only the items it would walk before
   stopping, found by bisecting the partition's kept sort order (`moto_order`): moto sorts the whole
   partition with DynamoType keys first, so "the newest memory below this one" cost O(partition).
@@ -41,6 +44,7 @@ from typing import Any
 from moto.dynamodb.comparisons import get_filter_expression
 from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
+    ItemSizeTooLarge,
     MockValidationException,
     MultipleTransactionsException,
     TooManyTransactionsException,
@@ -48,8 +52,9 @@ from moto.dynamodb.exceptions import (
     TransactWriteSingleOpException,
 )
 from moto.dynamodb.models import DynamoDBBackend
-from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
+from moto.dynamodb.models.utilities import bytesize
 from moto.dynamodb.responses import DynamoHandler
 
 from mnemo.local import moto_order
@@ -62,6 +67,7 @@ _installed = False
 Key = tuple[DynamoType, DynamoType | None]
 _OPS = ("ConditionCheck", "Put", "Delete", "Update")
 _SIZE = "_mnemo_size"  # an item's kept size (moto's Item.size), dropped when an update changes it
+_ITEM_LIMIT = 405_000  # moto's own bound for DynamoDB's 400 KB (measured between 409 and 410 KB)
 
 
 def installed() -> bool:
@@ -81,6 +87,7 @@ def install() -> None:
         DynamoHandler.query = _counting(DynamoHandler.query)  # type: ignore[method-assign]
         Table.put_item = _reindexing_put(Table.put_item)  # type: ignore[method-assign]
         Item.size = _sized(Item.size)  # type: ignore[method-assign,assignment]
+        Item.__init__ = _item_init  # type: ignore[method-assign]
         Table.delete_item = _reindexing_delete(Table.delete_item)  # type: ignore[method-assign]
         _installed = True
 
@@ -325,6 +332,17 @@ def _reindexing_update(update: Callable[..., Item]) -> Callable[..., Item]:
         return item
 
     return reindexing_update
+
+
+def _item_init(self: Item, hash_key: DynamoType, range_key: DynamoType | None, attrs: dict[str, Any]) -> None:
+    """moto's Item.__init__ with one size check of the whole item instead of one per attribute."""
+    self.hash_key = hash_key
+    self.range_key = range_key
+    values = LimitedSizeDict.__new__(LimitedSizeDict)  # LimitedSizeDict still guards later updates
+    dict.__init__(values, ((name, DynamoType(value)) for name, value in attrs.items()))
+    if sum(bytesize(name) + value.size() for name, value in values.items()) > _ITEM_LIMIT:
+        raise ItemSizeTooLarge
+    self.attrs = values
 
 
 def _sized(size: Callable[[Item], int]) -> Callable[[Item], int]:
