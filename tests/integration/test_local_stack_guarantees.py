@@ -310,3 +310,36 @@ def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -
         db.update_item(TableName=name, Key=_item("BIG", "MEMORY"), UpdateExpression="SET extra = :e",
                        ExpressionAttributeValues={":e": {"S": "z"}})
     assert "extra" not in db.get_item(TableName=name, Key=_item("BIG", "MEMORY"))["Item"]
+
+
+def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> None:  # noqa: ANN001
+    """moto_updates shares one parsed tree per expression: applying it again, to the same item or
+    another, in an UpdateItem or a transaction, must give what a fresh parse gives."""
+    from mnemo.local import moto_updates
+
+    moto_updates.install()
+    assert moto_updates._parsed.cache_info().maxsize  # noqa: SLF001 - the cache is in place
+    db, name = table
+    expression = "SET n = if_not_exists(n, :zero) + :one, seen = list_append(if_not_exists(seen, :none), :me) ADD tags :t"
+
+    def bump(sk: str, tag: str) -> None:
+        db.update_item(TableName=name, Key=_item("U", sk), UpdateExpression=expression,
+                       ExpressionAttributeValues={":zero": {"N": "0"}, ":one": {"N": "1"}, ":none": {"L": []},
+                                                  ":me": {"L": [{"S": tag}]}, ":t": {"SS": [tag]}})
+
+    for round_ in range(3):
+        for sk in ("A", "B"):
+            bump(sk, f"{sk}{round_}")
+    db.transact_write_items(TransactItems=[{"Update": {
+        "TableName": name, "Key": _item("U", "A"), "UpdateExpression": expression,
+        "ExpressionAttributeValues": {":zero": {"N": "0"}, ":one": {"N": "1"}, ":none": {"L": []},
+                                      ":me": {"L": [{"S": "tx"}]}, ":t": {"SS": ["tx"]}}}}])
+    a, b = (db.get_item(TableName=name, Key=_item("U", sk))["Item"] for sk in ("A", "B"))
+    assert (a["n"], b["n"]) == ({"N": "4"}, {"N": "3"})
+    assert [v["S"] for v in a["seen"]["L"]] == ["A0", "A1", "A2", "tx"]
+    assert [v["S"] for v in b["seen"]["L"]] == ["B0", "B1", "B2"]
+    assert set(b["tags"]["SS"]) == {"B0", "B1", "B2"}
+    assert moto_updates._parsed.cache_info().hits >= 6  # noqa: SLF001 - and it was the shared tree each time
+    for _ in range(2):  # a parse error is raised every time, never remembered
+        with pytest.raises(db.exceptions.ClientError, match="Invalid UpdateExpression"):
+            db.update_item(TableName=name, Key=_item("U", "A"), UpdateExpression="SET = broken")
