@@ -42,13 +42,13 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    from mnemo.local import moto_dynamodb, moto_sqs, moto_updates
+    from mnemo.local import moto_dynamodb, moto_expressions, moto_sqs
 
     # The local stack's moto: transactions all-or-nothing without losing other requests' writes,
     # keyed queries read their partition (shared/mnemo/local/moto_dynamodb.py). Every test runs on it.
     moto_dynamodb.install()
     moto_sqs.install()  # receives in O(batch), as the local stack runs them
-    moto_updates.install()  # parsed UpdateExpressions remembered, as the local stack does
+    moto_expressions.install()  # parsed expressions remembered, as the local stack does
     with mock_aws():
         from mnemo.adapters.aws import client
         from mnemo.local.template_resources import create_local_resources

@@ -38,7 +38,7 @@ class MnemoSettings(BaseSettings):
     model_dir: str = Field(default="", description="Folder holding the local MiniLM files; empty = ./models/minilm.")
     embedder_engine: Literal["auto", "onnxruntime", "numpy"] = Field(default="auto", description=(
         "What runs the local MiniLM: auto = onnxruntime when installed (the local stack), numpy otherwise "
-        "(the Lambda layer). Same vectors either way (docs/local-embedder.md)."))
+        "(the Lambda layer). Same vectors either way (docs/providers.md)."))
 
     extractor: Literal["heuristic", "bedrock"] = "heuristic"
     llm_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"

@@ -313,12 +313,12 @@ def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -
 
 
 def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> None:  # noqa: ANN001
-    """moto_updates shares one parsed tree per expression: applying it again, to the same item or
+    """moto_expressions shares one parsed UpdateExpression tree per expression: applying it again, to the same item or
     another, in an UpdateItem or a transaction, must give what a fresh parse gives."""
-    from mnemo.local import moto_updates
+    from mnemo.local import moto_expressions
 
-    moto_updates.install()
-    assert moto_updates._parsed.cache_info().maxsize  # noqa: SLF001 - the cache is in place
+    moto_expressions.install()
+    assert moto_expressions._parsed_update.cache_info().maxsize  # noqa: SLF001 - the cache is in place
     db, name = table
     expression = "SET n = if_not_exists(n, :zero) + :one, seen = list_append(if_not_exists(seen, :none), :me) ADD tags :t"
 
@@ -339,7 +339,39 @@ def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> N
     assert [v["S"] for v in a["seen"]["L"]] == ["A0", "A1", "A2", "tx"]
     assert [v["S"] for v in b["seen"]["L"]] == ["B0", "B1", "B2"]
     assert set(b["tags"]["SS"]) == {"B0", "B1", "B2"}
-    assert moto_updates._parsed.cache_info().hits >= 6  # noqa: SLF001 - and it was the shared tree each time
+    assert moto_expressions._parsed_update.cache_info().hits >= 6  # noqa: SLF001 - and it was the shared tree each time
     for _ in range(2):  # a parse error is raised every time, never remembered
         with pytest.raises(db.exceptions.ClientError, match="Invalid UpdateExpression"):
             db.update_item(TableName=name, Key=_item("U", "A"), UpdateExpression="SET = broken")
+
+
+def test_a_remembered_condition_expression_takes_each_requests_values(table) -> None:  # noqa: ANN001
+    """The lexed ConditionExpression is shared; names and values are still each request's own."""
+    from mnemo.local import moto_expressions
+
+    moto_expressions.install()
+    db, name = table
+    condition = "attribute_not_exists(pk) OR (#v = :v AND size(#t) < :max)"
+
+    def put(sk: str, version: int, expected: int, longest: int = 10) -> None:
+        db.put_item(TableName=name, Item={**_item("C", sk, t="short"), "v": {"N": str(version)}},
+                    ConditionExpression=condition, ExpressionAttributeNames={"#v": "v", "#t": "t"},
+                    ExpressionAttributeValues={":v": {"N": str(expected)}, ":max": {"N": str(longest)}})
+
+    before = moto_expressions._lexed_condition.cache_info().hits  # noqa: SLF001
+    put("A", 1, 0)  # new items pass on attribute_not_exists
+    put("B", 1, 0)
+    put("A", 2, 1)  # the stored version matches this request's :v
+    with pytest.raises(db.exceptions.ConditionalCheckFailedException):
+        put("A", 3, 1)  # a stale :v: the previous request's value must not linger
+    with pytest.raises(db.exceptions.ConditionalCheckFailedException):
+        put("B", 2, 1, longest=5)  # the right :v, but the stored "short" is not shorter than this :max
+    put("B", 2, 1)  # the same, with the default :max
+    assert [db.get_item(TableName=name, Key=_item("C", sk))["Item"]["v"]["N"] for sk in "AB"] == ["2", "2"]
+    assert moto_expressions._lexed_condition.cache_info().hits - before >= 5  # noqa: SLF001
+    remembered = moto_expressions._lexed_condition.cache_info().currsize  # noqa: SLF001
+    for _ in range(2):  # a lexing error is raised every time (as moto raises it), never remembered
+        with pytest.raises(ValueError, match="Cannot parse condition"):
+            db.put_item(TableName=name, Item=_item("C", "Z"), ConditionExpression="pk ~ :x",
+                        ExpressionAttributeValues={":x": {"S": "x"}})
+    assert moto_expressions._lexed_condition.cache_info().currsize == remembered  # noqa: SLF001

@@ -54,12 +54,12 @@ class LocalStack:
 
         from moto.server import ThreadedMotoServer
 
-        from mnemo.local import moto_dynamodb, moto_reads, moto_sqs, moto_updates
+        from mnemo.local import moto_dynamodb, moto_expressions, moto_reads, moto_sqs
 
         moto_dynamodb.install()  # DynamoDB's transaction and isolation guarantees, O(key) queries
         moto_reads.install()  # item reads as plain JSON: a search's hydration 240 ms -> a few ms
         moto_sqs.install()  # a receive in O(batch), not O(batch x backlog)
-        moto_updates.install()  # each UpdateExpression parsed once, not twice per request
+        moto_expressions.install()  # each expression parsed once, not once or twice per request
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
         port = free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
