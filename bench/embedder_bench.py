@@ -1,6 +1,7 @@
-"""Throughput of LocalMiniLmEmbedder: one text per call vs batches of 32, in the same run.
+"""Throughput of LocalMiniLmEmbedder's engines (numpy, onnxruntime), in the same run: one text per
+call, batches of 32, and batches of 32 while another Python thread is busy (the GIL's cost).
 
-    PYTHONPATH=shared python bench/embedder_bench.py [--model-dir DIR] [--texts N]
+    PYTHONPATH=shared python bench/embedder_bench.py [--model-dir DIR] [--texts N] [--engines numpy,onnxruntime]
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import os
 import platform
 import random
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,18 +42,9 @@ def rate(n: int, seconds: float) -> float:
     return n / seconds if seconds > 0 else float("inf")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", default=os.environ.get("MNEMO_MODEL_DIR")
-                        or str(REPO_ROOT / "models" / "minilm"))
-    parser.add_argument("--texts", type=int, default=200)
-    args = parser.parse_args()
-    sys.path.insert(0, str(REPO_ROOT / "shared"))  # runnable without PYTHONPATH=shared
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
-
-    texts = sentences(args.texts)
-    embedder = LocalMiniLmEmbedder(args.model_dir, batch_size=32)
-
+def measure(embedder: Any, texts: list[str]) -> dict[str, float]:
+    """Cold load, one text per call, batches of 32, and batches of 32 beside a busy Python thread
+    (what the local stack's request threads are to its worker)."""
     start = time.perf_counter()
     embedder.embed(["warm-up"])
     cold = time.perf_counter() - start
@@ -64,15 +58,51 @@ def main() -> None:
     embedder.embed(texts)
     batched = rate(len(texts), time.perf_counter() - start)
 
+    stop = threading.Event()
+    spins = [0]
+
+    def busy() -> None:  # pure Python: holds the GIL whenever the embedder lets it go
+        while not stop.is_set():
+            spins[0] += 1
+
+    thread = threading.Thread(target=busy)
+    thread.start()
+    start = time.perf_counter()
+    embedder.embed(texts)
+    elapsed = time.perf_counter() - start
+    stop.set()
+    thread.join()
+    return {"cold": cold, "single": single, "batched": batched, "beside_busy": rate(len(texts), elapsed),
+            "busy_spins_per_s": spins[0] / elapsed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", default=os.environ.get("MNEMO_MODEL_DIR")
+                        or str(REPO_ROOT / "models" / "minilm"))
+    parser.add_argument("--texts", type=int, default=200)
+    parser.add_argument("--engines", default="numpy,onnxruntime", help="comma-separated; the first is the baseline")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO_ROOT / "shared"))  # runnable without PYTHONPATH=shared
+    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+    texts = sentences(args.texts)
+    engines = args.engines.split(",")
+    results = {e: measure(LocalMiniLmEmbedder(args.model_dir, batch_size=32, engine=e), texts)
+               for e in engines}
+
     print(f"machine: {platform.platform()} | {platform.processor() or platform.machine()} | "
           f"cpus={os.cpu_count()} | python {platform.python_version()} | "
           f"load avg {os.getloadavg()[0]:.1f} (busy machines skew the numbers)")
-    print(f"texts: {len(texts)} (avg {sum(map(len, texts)) / len(texts):.0f} chars) | "
-          f"cold load + first embed: {cold:.2f} s")
-    print(f"{'mode':<16}{'texts/s':>10}")
-    print(f"{'one at a time':<16}{single:>10.1f}")
-    print(f"{'batch of 32':<16}{batched:>10.1f}")
-    print(f"{'ratio':<16}{batched / single:>10.2f}x")
+    print(f"texts: {len(texts)} (avg {sum(map(len, texts)) / len(texts):.0f} chars); texts/s, ratio to {engines[0]}")
+    base = results[engines[0]]
+    rows = [("cold load + first embed (s)", "cold"), ("one at a time", "single"), ("batch of 32", "batched"),
+            ("batch of 32 beside a busy thread", "beside_busy"), ("busy thread's loop (M/s)", "busy_spins_per_s")]
+    print(f"{'':<34}" + "".join(f"{e:>22}" for e in engines))
+    for label, key in rows:
+        scale = 1e-6 if key == "busy_spins_per_s" else 1.0
+        cells = "".join(f"{results[e][key] * scale:>12.2f} ({results[e][key] / base[key]:>5.2f}x)" for e in engines)
+        print(f"{label:<34}{cells}")
 
 
 if __name__ == "__main__":

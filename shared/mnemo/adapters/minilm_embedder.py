@@ -218,9 +218,9 @@ class LocalMiniLmEmbedder:
 
         `blas_threads`: the process's BLAS thread pool size (and onnxruntime's per-call pool), set
         when the model loads (None leaves it alone). One thread by default: OpenBLAS's worker
-        threads spin while they wait, and on a laptop, CI runner or Lambda with 1-2 busy cores a one-query forward pass took 86-218 ms with
-        2 threads against 13-18 ms with one, and a batch of 32 texts 1.0-1.7 s against 0.35 s
-        (2-core VM under load; bench/search_latency.py)."""
+        threads spin while they wait, and on a laptop, CI runner or Lambda with 1-2 busy cores a
+        one-query forward pass took 86-218 ms with 2 threads against 13-18 ms with one, and a batch
+        of 32 texts 1.0-1.7 s against 0.35 s (2-core VM under load; bench/search_latency.py)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model_dir = Path(model_dir)

@@ -8,8 +8,8 @@ and moto's request handlers, so the wire format, errors and retries behave as th
 Two costs per request that buy nothing in process are skipped: SigV4 signing (moto verifies no
 signature; it takes the region from the host and, with no key, the default account, which is what
 the stack's `local` key maps to anyway) and moto's `inspect.getmembers` of the handler class
-(cached per class: a class's methods do not change while it serves). Together ~6% of a worker's
-time on an imported conversation (bench/README.md).
+(cached per class: a class's methods do not change while it serves). Together ~5% of the worker's
+time on an imported conversation (cProfile; bench/README.md).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ __all__ = ["answer_in_process"]
 
 _stubber = BotocoreStubber()
 _stubber.enabled = True
-if not hasattr(moto.core.responses.method_names_from_class, "cache_info"):
-    moto.core.responses.method_names_from_class = functools.cache(moto.core.responses.method_names_from_class)
 
 
 def answer_in_process(client: Any) -> Any:
     """Route `client`'s requests to moto's in-process backends (only this client's; returns it)."""
+    if not hasattr(moto.core.responses.method_names_from_class, "cache_info"):  # once per process
+        moto.core.responses.method_names_from_class = functools.cache(moto.core.responses.method_names_from_class)
     service = client.meta.service_model.endpoint_prefix
     region = client.meta.region_name
     host = f"{service}.{region}.amazonaws.com"
