@@ -37,8 +37,8 @@ class MnemoSettings(BaseSettings):
     embedding_dimension: int = Field(default=1024, description="Bedrock Titan V2 output size: 256, 512 or 1024.")
     model_dir: str = Field(default="", description="Folder holding the local MiniLM files; empty = ./models/minilm.")
     embedder_engine: Literal["auto", "onnxruntime", "numpy"] = Field(default="auto", description=(
-        "What runs the local MiniLM: auto = onnxruntime when installed (the local stack), numpy otherwise "
-        "(the Lambda layer). Same vectors either way (docs/providers.md)."))
+        "What runs the local MiniLM: auto = onnxruntime when installed (requirements-dev.txt), numpy "
+        "otherwise. Same vectors either way (docs/providers.md)."))
 
     extractor: Literal["heuristic", "bedrock"] = "heuristic"
     llm_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"

@@ -61,7 +61,8 @@ CASES: dict[str, list[str]] = {
 
 # Modules only the local stack selects (they need packages the deps layer leaves out: numpy, PyYAML).
 # Everything else in mnemo must import with the layers alone - production may import it lazily.
-LOCAL_ONLY_MODULES = ["mnemo.local", "mnemo.adapters.minilm_embedder", "mnemo.adapters.local_index"]
+LOCAL_ONLY_MODULES = ["mnemo.local", "mnemo.adapters.minilm_embedder", "mnemo.adapters.minilm_onnx",
+                      "mnemo.adapters.local_index"]
 
 # Runs inside the Lambda-like subprocess: import the handler (the cold start), invoke it per event.
 DRIVER = textwrap.dedent(

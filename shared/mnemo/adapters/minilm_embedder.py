@@ -2,8 +2,9 @@
 without a model hub at run time.
 
 Two engines run the same forward pass (BERT encoder, mean pooling, L2 normalisation) on the same
-weights: onnxruntime where it is installed (the local stack's virtualenv; minilm_onnx.py), numpy
-otherwise (the Lambda layer, which does not ship onnxruntime). Both reproduce sentence-transformers
+weights: onnxruntime where it is installed (requirements-dev.txt: the local stack, tests, benches;
+minilm_onnx.py), numpy otherwise (requirements.txt alone). Lambda ships neither: it embeds with
+Bedrock (layers/deps/requirements.txt). Both reproduce sentence-transformers
 to within 1e-6 abs; tests/unit/test_minilm_embedder.py holds each to golden vectors.
 """
 
@@ -214,7 +215,7 @@ class LocalMiniLmEmbedder:
         """`engine`: onnxruntime runs the pass 1.4-2x faster and outside the GIL, so a busy request
         thread no longer stalls it (a batch of 32 beside a spinning Python thread: 3.8 s on numpy,
         0.23 s on onnxruntime; bench/embedder_bench.py); numpy is the fallback that needs nothing
-        more than the Lambda layer has.
+        beyond requirements.txt.
 
         `blas_threads`: the process's BLAS thread pool size (and onnxruntime's per-call pool), set
         when the model loads (None leaves it alone). One thread by default: OpenBLAS's worker
