@@ -8,6 +8,7 @@ normalisation); tests/unit/test_minilm_embedder.py holds both engines to the sam
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ def _graph(t: dict[str, Array], *, dimension: int, layers: int, heads: int, eps:
 
     nodes: list[Any] = []
     inits: dict[str, Any] = {}
-    counter = iter(range(1 << 30))
+    counter = itertools.count()
 
     def const(name: str, value: npt.ArrayLike, dtype: Any = np.float32) -> str:
         if name not in inits:

@@ -28,7 +28,7 @@ stack inherits (issue 14, issue 16 item 2):
 - a new item checks the 400 KB item limit once, on its total: moto sums the whole item again
   for every attribute it adds (quadratic in the attributes: 7% of the worker's time on an imported
   conversation, whose enrichment writes ~37 graph items a memory). The sum only grows as
-  attributes are added, so the same items are refused;
+  attributes are added, so the same items are refused; the total is the size kept above;
 - a query with a `Limit` (and no start key) hands moto only the items it would walk before
   stopping, found by bisecting the partition's kept sort order (`moto_order`): moto sorts the whole
   partition with DynamoType keys first, so "the newest memory below this one" cost O(partition).
@@ -55,7 +55,6 @@ from moto.dynamodb.exceptions import (
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
-from moto.dynamodb.models.utilities import bytesize
 from moto.dynamodb.responses import DynamoHandler
 
 from mnemo.local import moto_order
@@ -339,11 +338,10 @@ def _item_init(self: Item, hash_key: DynamoType, range_key: DynamoType | None, a
     """moto's Item.__init__ with one size check of the whole item instead of one per attribute."""
     self.hash_key = hash_key
     self.range_key = range_key
-    values = LimitedSizeDict.__new__(LimitedSizeDict)  # LimitedSizeDict still guards later updates
-    dict.__init__(values, ((name, DynamoType(value)) for name, value in attrs.items()))
-    if sum(bytesize(name) + value.size() for name, value in values.items()) > _ITEM_LIMIT:
+    self.attrs = LimitedSizeDict.__new__(LimitedSizeDict)  # LimitedSizeDict still guards later updates
+    dict.__init__(self.attrs, ((name, DynamoType(value)) for name, value in attrs.items()))
+    if self.size() > _ITEM_LIMIT:  # moto's own sum, then kept for the queries that page by it
         raise ItemSizeTooLarge
-    self.attrs = values
 
 
 def _sized(size: Callable[[Item], int]) -> Callable[[Item], int]:
