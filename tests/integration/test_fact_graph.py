@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mnemo.adapters.aws import client
+from mnemo.adapters.dynamodb_fact_items import NODE_SK, entity_pk
 from mnemo.domain.commands import CaptureCommand, EditCommand
 from mnemo.domain.fact_commands import FactScope, RecordFactCommand
 from mnemo.domain.graph import EntityMention, FactStatus, canonical_key
@@ -179,6 +180,28 @@ def test_entities_resolve_to_one_node_per_canonical_name_and_alias(container) ->
     elsewhere = store.resolve(Namespace(tenant="local", user_id="u2", group_id="g1"), [EntityMention(name="Acme Corp")], AT)
     assert elsewhere["Acme Corp"].id != node.id
     assert store.find_entity(Namespace(tenant="local", user_id="u2", group_id="g1"), "alice") is None
+
+
+def test_a_node_created_or_erased_since_the_read_is_resolved_all_the_same(container, monkeypatch) -> None:
+    store = container.fact_store
+    ns = Namespace(tenant="local", user_id="u1", group_id="g1")
+    first = store.resolve(ns, [EntityMention(name="ALICE", type="person")], AT)["ALICE"]
+    entities = store.entities
+    # A resolver that read the node table before another created the node: its put loses, and it adds
+    # its alias to the node that won (whose name and type are kept)
+    monkeypatch.setattr(store, "entities", lambda namespace, ids: [])
+    late = store.resolve(ns, [EntityMention(name="Alice", type="organization", aliases=["Al"])], AT)["Alice"]
+    assert (late.id, late.name, late.type, late.aliases) == (first.id, "ALICE", "person", ["Al"])
+    assert entities(ns, [first.id]) == [late]
+    # A resolver that read the node before an erasure removed it: its alias update finds nothing, and it
+    # creates the node again, under its own name
+    monkeypatch.setattr(store, "entities", lambda namespace, ids: [first])
+    client("dynamodb").delete_item(TableName=container.settings.memories_table,
+                                   Key={"pk": {"S": entity_pk(ns, first.id)}, "sk": {"S": NODE_SK}})
+    assert entities(ns, [first.id]) == []
+    again = store.resolve(ns, [EntityMention(name="Alice", type="person", aliases=["Ally"])], AT)["Alice"]
+    assert (again.id, again.name, again.aliases) == (first.id, "Alice", ["Ally"])
+    assert entities(ns, [first.id]) == [again]
 
 
 def test_recording_and_traversal_reads(services) -> None:
