@@ -118,17 +118,7 @@ class DynamoDbFactStore:
 
     def _claim_name(self, ns: Namespace, key: str, node_id: str) -> bool:
         item = {"pk": name_pk(ns, key), "sk": NAME_SK, "key": key, "entity_id": node_id}
-        try:
-            self._db.put_item(TableName=self._table, Item=serialize(item),
-                              ConditionExpression="attribute_not_exists(pk) OR entity_id = :id",
-                              ExpressionAttributeValues=serialize({":id": node_id}))
-            return True
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise _dependency(exc) from exc
-        except BotoCoreError as exc:
-            raise _dependency(exc) from exc
+        return self._put_if(item, "attribute_not_exists(pk) OR entity_id = :id", {":id": node_id})
 
     def _upsert_node(self, ns: Namespace, node_id: str, mention: EntityMention, key: str, claimed: list[str],
                      at: datetime, *, exists: bool) -> Entity:
@@ -156,9 +146,7 @@ class DynamoDbFactStore:
         }
         if claimed:
             item["aliases"] = set(claimed)
-        if not self._put_if_new(item):
-            return None
-        return item_to_entity(item)
+        return item_to_entity(item) if self._put_if(item, "attribute_not_exists(pk)") else None
 
     def _add_aliases(self, ns: Namespace, node_id: str, claimed: list[str]) -> Entity | None:
         """The existing node with `claimed` among its aliases, or None if it does not exist."""
@@ -179,9 +167,11 @@ class DynamoDbFactStore:
             raise _dependency(exc) from exc
         return item_to_entity(deserialize(response["Attributes"]))
 
-    def _put_if_new(self, item: dict[str, Any]) -> bool:
+    def _put_if(self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None) -> bool:
+        """A conditional PutItem: False when the condition does not hold."""
+        extra = {"ExpressionAttributeValues": serialize(values)} if values else {}
         try:
-            self._db.put_item(TableName=self._table, Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
+            self._db.put_item(TableName=self._table, Item=serialize(item), ConditionExpression=condition, **extra)
             return True
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
