@@ -154,28 +154,24 @@ class DynamoDbFactStore:
         if not claimed:
             item = self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True).get("Item")
             return item_to_entity(deserialize(item)) if item else None
-        try:
-            response = self._db.update_item(TableName=self._table, Key=key, UpdateExpression="ADD aliases :a",
-                                            ConditionExpression="attribute_exists(pk)",
-                                            ExpressionAttributeValues=serialize({":a": set(claimed)}),
-                                            ReturnValues="ALL_NEW")
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return None
-            raise _dependency(exc) from exc
-        except BotoCoreError as exc:
-            raise _dependency(exc) from exc
-        return item_to_entity(deserialize(response["Attributes"]))
+        response = self._conditional("update_item", Key=key, UpdateExpression="ADD aliases :a",
+                                     ConditionExpression="attribute_exists(pk)",
+                                     ExpressionAttributeValues=serialize({":a": set(claimed)}), ReturnValues="ALL_NEW")
+        return item_to_entity(deserialize(response["Attributes"])) if response is not None else None
 
     def _put_if(self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None) -> bool:
         """A conditional PutItem: False when the condition does not hold."""
         extra = {"ExpressionAttributeValues": serialize(values)} if values else {}
+        return self._conditional("put_item", Item=serialize(item), ConditionExpression=condition, **extra) is not None
+
+    def _conditional(self, operation: str, **kwargs: Any) -> dict[str, Any] | None:
+        """A conditional write on the table: its response, or None when the condition does not hold."""
         try:
-            self._db.put_item(TableName=self._table, Item=serialize(item), ConditionExpression=condition, **extra)
-            return True
+            response: dict[str, Any] = getattr(self._db, operation)(TableName=self._table, **kwargs)
+            return response
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
-                return False
+                return None
             raise _dependency(exc) from exc
         except BotoCoreError as exc:
             raise _dependency(exc) from exc
