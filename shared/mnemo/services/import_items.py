@@ -17,9 +17,14 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from mnemo.domain.commands import CaptureCommand
+from mnemo.domain.limits import check_metadata, check_unicode
 from mnemo.domain.models import Principal, Status
 from mnemo.errors import ForbiddenError, ValidationFailed
 from mnemo.services.permissions import authorize, status_change
+
+# A source id is kept on the memory and in `metadata.source_id`, and keys the derived id: bounded so a
+# memory item always fits DynamoDB's 400 KB and its metadata the 16 KB limit (issue 26 item 4).
+MAX_SOURCE_ID_CHARS = 256
 
 
 class ImportFailure(BaseModel):
@@ -101,6 +106,33 @@ def plan_item(principal: Principal, index: int, item: Any, user_id: str, report:
         return fail(f"{'.'.join(map(str, first['loc']))}: {first['msg']}")
     except ForbiddenError as exc:
         return fail(f"status: {exc.message}")
-    source_id = item.get("id")
-    return PlannedItem(index=index, command=command, status=Status(status),
-                       source_id=None if source_id is None else str(source_id))
+    source_id, problem = _source_id(item.get("id"))
+    if problem is not None:
+        return fail(problem)
+    if source_id is not None:
+        # Checked whether or not the id ends up in the metadata (that depends on the tenant's data), so
+        # an item is accepted or refused for what it holds, never for where it is imported.
+        try:
+            check_metadata({**command.metadata, "source_id": source_id})
+        except ValueError as exc:
+            return fail(f"metadata: {exc} with the source id added as metadata.source_id")
+    return PlannedItem(index=index, command=command, status=Status(status), source_id=source_id)
+
+
+def _source_id(value: Any) -> tuple[str | None, str | None]:
+    """The item's source id as text, or why it is refused: every id is checked before anything is
+    written (a 250 KB id once reached DynamoDB and failed there as a 503 "retry shortly")."""
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None, "id: must be a string or an integer (the item's id in its source)"
+    text = str(value)
+    try:
+        check_unicode(text)
+    except ValueError as exc:
+        return None, f"id: {exc}"
+    if not text.strip():
+        return None, "id: must not be empty; omit it for an item without a source id"
+    if len(text) > MAX_SOURCE_ID_CHARS:
+        return None, f"id: must be at most {MAX_SOURCE_ID_CHARS} characters (the limit); it is {len(text)}"
+    return text, None
