@@ -52,6 +52,8 @@ class BrowseQuery(BaseModel):
     authors: list[Author] = Field(default_factory=lambda: list[Author](["user"]))
     limit: int = 10
     cursor: Cursor | None = None
+    salvage: bool = Field(default=False, description=(
+        "Erasure only: items that no longer decode are listed too (their keys, no text) instead of skipped."))
 
 
 class SearchQuery(BaseModel):
@@ -115,7 +117,9 @@ class MemoryStore(Protocol):
         unprocessed items retried): every history line before any memory, so none exists without its
         line. Unconditional (a batch cannot hold conditions): the caller checks the ids are free."""
 
-    def get(self, tenant: str, memory_id: str) -> Memory | None: ...
+    def get(self, tenant: str, memory_id: str, *, salvage: bool = False) -> Memory | None:
+        """UnreadableError for an item that no longer decodes; with `salvage` (erasure only) such an
+        item comes back with what erasing it needs (keys, namespace, entities, index copies; no text)."""
 
     def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
         """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`.

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mnemo.adapters.aws import client
+from mnemo.adapters.dynamodb_codec import MEMORY_SK, memory_pk
 from mnemo.services import jobs as jobs_module
 from tests.integration.conftest import auth
 from tests.integration.test_erasure import every_item
@@ -87,3 +89,59 @@ def test_r3_and_an_import_job_report_the_same_failure(app, container, aws, http)
     assert (job["summary"]["imported"], job["summary"]["failed"]) == (jobs_module.SYNC_IMPORT_LIMIT, 1)
     assert job["summary"]["reasons"] == ["item 7: id: must be at most 256 characters (the limit); it is 20000"]
     assert not [i for i in every_item(aws) if long_id in json.dumps(i) and not i["pk"]["S"].startswith("T#local#JOB#")]
+
+
+def plant_oversized(aws: dict[str, str], memory_id: str) -> None:
+    """What the issue found stored before these limits: a memory whose metadata.source_id is 20,000
+    characters (over the 16 KB metadata limit), so it no longer decodes. Written with the client."""
+    db = client("dynamodb")
+    key = {"pk": {"S": memory_pk("local", memory_id)}, "sk": {"S": MEMORY_SK}}
+    item = db.get_item(TableName=aws["MemoriesTable"], Key=key)["Item"]
+    item["metadata_json"] = {"S": json.dumps({"source_id": "q" * 20_000})}
+    item["source_id"] = {"S": "q" * 20_000}
+    db.put_item(TableName=aws["MemoriesTable"], Item=item)
+
+
+def under(aws: dict[str, str], memory_id: str) -> list[dict[str, Any]]:
+    return [i for i in every_item(aws) if i["pk"]["S"] == memory_pk("local", memory_id)]
+
+
+def test_an_unreadable_memory_never_breaks_reads_and_is_erased_by_id(http, aws, caplog) -> None:  # noqa: ANN001
+    good = http.post("/v1/memories", json={"content": "Olga's kayak is green.", "user_id": "olga"}, headers=auth()).json()["id"]
+    bad = http.post("/v1/memories", json={"content": "Olga's kayak paddle is red.", "user_id": "olga"}, headers=auth()).json()["id"]
+    plant_oversized(aws, bad)  # still pending: every search's read of unindexed memories meets it
+
+    caplog.clear()
+    single = http.get(f"/v1/memories/{bad}", headers=auth())
+    assert (single.status_code, single.json()["error"]["code"]) == (500, "unreadable_item")
+    assert "can still be erased with a hard delete" in single.json()["error"]["message"]
+    for _ in range(3):  # list and search skip it, logging it once, not once per search
+        found = http.post("/v1/memories/search", json={"query": "Olga kayak", "user_id": "olga"}, headers=auth())
+        assert found.status_code == 200 and [m["id"] for m in found.json()["results"]] == [good]
+    page = http.get("/v1/memories", params={"user_id": "olga"}, headers=auth()).json()
+    assert [m["id"] for m in page["results"]] == [good] and page["skipped"] == 1
+    assert len([r for r in caplog.records if "unreadable memory item" in r.getMessage()]) == 1  # one report, not five
+
+    # A hard delete erases it and counts it; nothing is left under its key
+    erased = http.delete(f"/v1/memories/{bad}?hard=true", headers=auth())
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["memory_ids"] == [bad] and erased.json()["counts"]["memories"] == 1
+    assert under(aws, bad) == [] and http.get(f"/v1/memories/{bad}", headers=auth()).status_code == 404
+    # Positive control: the readable memory of the same user is untouched
+    assert http.get(f"/v1/memories/{good}", headers=auth()).status_code == 200 and under(aws, good)
+
+
+def test_the_user_erasure_job_erases_and_counts_an_unreadable_memory(http, aws) -> None:  # noqa: ANN001
+    from tests.integration.test_profile_thrindex import enrich
+
+    ids = [http.post("/v1/memories", json={"content": f"Pavel's note {n}.", "user_id": "pavel"}, headers=auth()).json()["id"]
+           for n in range(2)]
+    kept = http.post("/v1/memories", json={"content": "Rita's note.", "user_id": "rita"}, headers=auth()).json()["id"]
+    plant_oversized(aws, ids[1])
+    job_id = http.delete("/v1/users/pavel?hard=true", headers=auth()).json()["job_id"]
+    enrich(aws)  # the worker runs the job's hops (and the enrichment tasks, the unreadable one failing)
+    receipt = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert receipt["status"] == "completed" and sorted(receipt["memory_ids"]) == sorted(ids)
+    assert receipt["counts"]["memories"] == 2
+    assert under(aws, ids[0]) == [] and under(aws, ids[1]) == []
+    assert under(aws, kept) and http.get(f"/v1/memories/{kept}", headers=auth()).status_code == 200  # another user's

@@ -106,6 +106,40 @@ def item_to_memory(item: dict[str, Any]) -> Memory:
         raise UnreadableItemError(f"{item.get('pk')}: {type(exc).__name__}") from exc
 
 
+def salvage_memory(item: dict[str, Any]) -> Memory:
+    """For erasure only: the memory of a stored item, or, when it no longer decodes, what erasing it
+    needs (its id, tenant, namespace, entities and index copies; no text, no metadata). Any item that
+    exists can then be erased and counted, however malformed (issue 26 item 4)."""
+    try:
+        return item_to_memory(item)
+    except UnreadableItemError:
+        pass
+
+    def text(name: str, default: str) -> str:
+        value = item.get(name)
+        return value if isinstance(value, str) and value else default
+
+    def texts(name: str) -> list[str]:
+        value = item.get(name)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    pk = str(item.get("pk", ""))
+    sort_key = str(item.get("gsi1sk", ""))
+    created = _timestamp(item.get("created_at")) or _timestamp(sort_key.partition("#")[0]) or datetime.fromtimestamp(0, UTC)
+    agent = item.get("agent_id")
+    return Memory(id=pk.partition("#M#")[2] or text("id", ""), tenant=text("tenant", pk.removeprefix("T#").partition("#M#")[0]),
+                  user_id=text("user_id", "default"), agent_id=agent if isinstance(agent, str) else None,
+                  group_id=text("group_id", "default"), raw="", normalized_text="", captured_at=created, created_at=created,
+                  updated_at=created, content_hash="", entities=texts("entities"), index_ids=texts("index_ids"))
+
+
+def _timestamp(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def activity_to_item(tenant: str, activity: Activity) -> dict[str, Any]:
     item = activity.model_dump(mode="json")
     item["pk"] = memory_pk(tenant, activity.memory_id)

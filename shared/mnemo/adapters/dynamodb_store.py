@@ -28,6 +28,7 @@ from mnemo.adapters.dynamodb_codec import (
     item_to_memory,
     memory_pk,
     memory_to_item,
+    salvage_memory,
     serialize,
     ts,
 )
@@ -97,7 +98,7 @@ class DynamoDbMemoryStore:
             while pending:  # throttled items come back unprocessed; botocore's retries pace the resend
                 pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
 
-    def get(self, tenant: str, memory_id: str) -> Memory | None:
+    def get(self, tenant: str, memory_id: str, *, salvage: bool = False) -> Memory | None:
         response = self._call(
             "get_item",
             TableName=self._table,
@@ -107,12 +108,14 @@ class DynamoDbMemoryStore:
         item = response.get("Item")
         if not item:
             return None
+        if salvage:
+            return salvage_memory(deserialize(item))
         try:
             return item_to_memory(deserialize(item))
         except UnreadableItemError as exc:
-            logger.error("unreadable memory item", extra={"item": str(exc)})
-            raise UnreadableError(f"memory {memory_id} is stored in a form that can no longer be read; "
-                                  "it has been logged for an operator") from exc
+            _report(exc)
+            raise UnreadableError(f"memory {memory_id} is stored in a form that can no longer be read (logged for "
+                                  "an operator); it can still be erased with a hard delete") from exc
 
     def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
         found: dict[str, Memory] = {}
@@ -209,7 +212,10 @@ class DynamoDbMemoryStore:
         kwargs["ExpressionAttributeValues"] = serialize(values)
         response = self._call("query", **kwargs)
         items = response.get("Items", [])
-        found = readable(deserialize(item) for item in items)
+        if query.salvage:  # an erasure lists every item of the user, decodable or not
+            found = [salvage_memory(deserialize(item)) for item in items]
+        else:
+            found = readable(deserialize(item) for item in items)
         skipped = len(items) - len(found)
         last = response.get("LastEvaluatedKey")
         if filtered and last and len(found) <= query.limit:
@@ -312,8 +318,24 @@ def readable(items: Iterable[dict[str, Any]]) -> list[Memory]:
         try:
             memories.append(item_to_memory(item))
         except UnreadableItemError as exc:
-            logger.error("skipped an unreadable memory item", extra={"item": str(exc)})
+            _report(exc)
     return memories
+
+
+# Items already reported by this process: an unreadable pending memory is read by every search (the
+# unindexed read), which must not log an error each time. Bounded; a full set starts over.
+_REPORTED: set[str] = set()
+_REPORTED_MAX = 10_000
+
+
+def _report(exc: UnreadableItemError) -> None:
+    key = str(exc)
+    if key in _REPORTED:
+        return
+    if len(_REPORTED) >= _REPORTED_MAX:
+        _REPORTED.clear()
+    _REPORTED.add(key)
+    logger.error("unreadable memory item (reported once per process); erase it or repair it", extra={"item": key})
 
 
 def _dependency(exc: Exception) -> DependencyError:

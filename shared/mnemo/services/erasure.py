@@ -38,7 +38,7 @@ class ErasureService:
     def erase_memory(self, principal: Principal, memory_id: str) -> ErasureReceipt:
         authorize(principal, Operation.ERASE)
         started = self._clock()
-        memory = self._store.get(principal.tenant, memory_id)
+        memory = self._store.get(principal.tenant, memory_id, salvage=True)  # however malformed, it can be erased
         if memory is None or not principal.sees(memory.user_id):
             raise NotFoundError(f"memory {memory_id} not found")
         counts = self.erase(memory)

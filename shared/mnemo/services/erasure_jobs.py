@@ -117,13 +117,13 @@ class ErasureJobService:
         start = job.cursor or Cursor(cursor_created_at=job.requested_at + timedelta(microseconds=1), cursor_id="")
         page = self._store.browse(BrowseQuery(
             scope=NamespaceFilter(tenant=job.tenant, user_id=job.user_id), statuses=list(Status),
-            authors=["user", "agent"], limit=self._page, cursor=start))
+            authors=["user", "agent"], limit=self._page, cursor=start, salvage=True))
         cursor = Cursor(cursor_created_at=page.items[-1].created_at, cursor_id=page.items[-1].id) if page.items else start
         return self._jobs.save(job.model_copy(update={
             "batch": [m.id for m in page.items], "cursor": cursor, "exhausted": page.next_cursor is None}))
 
     def _erase_one(self, job: ErasureJob, memory_id: str) -> ErasureCounts:
-        memory = self._store.get(job.tenant, memory_id)
+        memory = self._store.get(job.tenant, memory_id, salvage=True)  # an undecodable item is erased too
         if memory is None:
             # Planned, so it existed; gone now: erased by an interrupted delivery of this hop (which could
             # not record it) or by a single hard delete. It counts as a memory; what went with it is unknown.

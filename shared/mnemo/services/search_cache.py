@@ -197,8 +197,8 @@ class WatchedStore:
         self._cache().invalidate(tenant)
         return erased
 
-    def get(self, tenant: str, memory_id: str) -> Memory | None:
-        return self._inner.get(tenant, memory_id)
+    def get(self, tenant: str, memory_id: str, *, salvage: bool = False) -> Memory | None:
+        return self._inner.get(tenant, memory_id, salvage=salvage)
 
     def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
         return self._inner.get_many(tenant, memory_ids, consistent=consistent)
