@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         EditInterpreter,
         Embedder,
         EnrichmentQueue,
+        ErasureFences,
         FactIndex,
         FactStore,
         GraphStore,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
+    from mnemo.services.user_fence import WriteFence
     from mnemo.settings import MnemoSettings
 
 
@@ -127,8 +129,21 @@ class Container:
 
         return MemoryService(
             self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
-            interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter,
+            interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
         )
+
+    @cached_property
+    def _erasure_fences(self) -> ErasureFences:
+        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureFences
+
+        return DynamoDbErasureFences(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def write_fence(self) -> WriteFence:
+        """Every write that creates memories reads the user's erasure fence (services/user_fence.py)."""
+        from mnemo.services.user_fence import WriteFence
+
+        return WriteFence(self._erasure_fences, lambda: self.erasure)
 
     def index(self) -> SearchIndex:
         with self._lock:
@@ -184,7 +199,8 @@ class Container:
         from mnemo.services.erasure_jobs import ErasureJobService
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
-                                 SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock)
+                                 SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock,
+                                 fences=self._erasure_fences)
 
     @cached_property
     def jobs(self) -> JobService:
@@ -199,7 +215,8 @@ class Container:
 
         return JobService(DynamoDbJobStore(self._dynamodb, self.settings.memories_table),
                           SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
-                          self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock)
+                          self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
+                          fence=self.write_fence)
 
     @cached_property
     def facts(self) -> FactService:
@@ -278,7 +295,8 @@ class Container:
         # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
         return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
                              erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
-                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ, recorded=recorded)
+                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ, recorded=recorded,
+                             fence=self.write_fence)
 
     @cached_property
     def exports(self) -> ExportService:

@@ -30,6 +30,13 @@ class ConflictError(MnemoError):
     code = "conflict"
 
 
+class UserErasedError(ConflictError):
+    """A write for a user whose erasure is running, or was requested while the write was under way:
+    refused, and whatever it wrote is erased (docs/erasure.md, "Writes in flight")."""
+
+    code = "user_erased"
+
+
 def retry_on_conflict[T](attempt: Callable[[], T], tries: int = 3) -> T:
     """Run `attempt` (which re-reads and re-applies) until a conditional write wins, `tries` times at
     most: the last ConflictError reaches the caller (409), never a silently dropped write."""

@@ -10,7 +10,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, Field
 
 from mnemo.domain.edits import EditPlan
-from mnemo.domain.erasure import ErasureJob, ErasureStep
+from mnemo.domain.erasure import ErasureJob, ErasureStep, UserFence
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
 from mnemo.domain.jobs import Job, JobStep
@@ -462,6 +462,20 @@ class ErasureMarks(Protocol):
         """Which of `memory_ids` have a tombstone: one batch read (the worker checks its whole batch)."""
 
 
+class ErasureFences(Protocol):
+    """One fence per (tenant, user), raised before a user's erasure lists anything and lowered when it
+    ends; every write for the user reads it (strongly consistent) after it lands."""
+
+    def raise_fence(self, tenant: str, user_id: str, job_id: str, at: datetime) -> None:
+        """Mark erasure `job_id` (requested `at`) the user's latest and running."""
+
+    def lower(self, tenant: str, user_id: str, job_id: str, at: datetime, *, earlier_too: bool) -> None:
+        """The erasure ended: it stops running; with `earlier_too` (it completed, so it erased all an
+        earlier one would have) so do the user's erasures requested before it."""
+
+    def read(self, tenant: str, user_id: str) -> UserFence: ...
+
+
 class ErasureJobStore(Protocol):
     """Erasure jobs, keyed by tenant and job id. Every write is conditional on `ErasureJob.revision`
     (ConflictError when another writer moved the job on) and returns the job as stored."""
@@ -496,6 +510,9 @@ class JobStore(Protocol):
         """The job, or None (also for an erasure job: that has its own store)."""
 
     def part(self, tenant: str, job_id: str, index: int) -> list[object]: ...
+
+    def drop_parts(self, tenant: str, job_id: str, count: int) -> None:
+        """Delete parts 0..count-1 now (an import stopped by its user's erasure: they hold the user's text)."""
 
     def save(self, job: Job) -> Job: ...
 

@@ -5,6 +5,7 @@
 | erasure job | `T#<tenant>#JOB#<job id>` | `JOB` (the job as JSON, `revision` for the conditions) |
 | erased row | `T#<tenant>#JOB#<job id>` | `R#<memory id>` (one per memory the job erased) |
 | tombstone | `T#<tenant>#ERASED#<memory id>` | `ERASED` (`erased_at`, `expires_at` for TTL) |
+| user fence | `T#<tenant>#USERERASE#<user id>` | `FENCE` (`latest_job`, `requested_at`, `running` set, `expires_at`) |
 
 The tenant leads every key, so a job id of another tenant addresses nothing.
 """
@@ -18,12 +19,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize, ts
-from mnemo.domain.erasure import ErasureJob
+from mnemo.domain.erasure import ErasureJob, UserFence
 from mnemo.errors import ConflictError, DependencyError
 
 JOB_SK = "JOB"
 ERASED_ROW_PREFIX = "R#"
 TOMBSTONE_SK = "ERASED"
+FENCE_SK = "FENCE"
 # Longer than any enrichment can still be running or be redelivered (3 receives x 720 s visibility).
 TOMBSTONE_LIFETIME = timedelta(days=30)
 
@@ -74,6 +76,42 @@ class DynamoDbErasureMarks(_Table):
                 erased |= {deserialize(item)["pk"] for item in response.get("Responses", {}).get(self._table, [])}
                 request = response.get("UnprocessedKeys") or {}
         return {i for i in unique if tombstone_pk(tenant, i) in erased}
+
+
+def fence_pk(tenant: str, user_id: str) -> str:
+    return f"T#{tenant}#USERERASE#{user_id}"
+
+
+class DynamoDbErasureFences(_Table):
+    """`running` is a string set of '<requested_at>|<job id>': ADD and DELETE change it atomically
+    whatever else runs, and DynamoDB drops the attribute when its last element goes."""
+
+    def raise_fence(self, tenant: str, user_id: str, job_id: str, at: datetime) -> None:
+        self._call("update_item", TableName=self._table, Key=serialize({"pk": fence_pk(tenant, user_id), "sk": FENCE_SK}),
+                   UpdateExpression="SET latest_job = :j, requested_at = :t, expires_at = :e ADD running :r",
+                   ExpressionAttributeValues=serialize({":j": job_id, ":t": ts(at), ":r": {f"{ts(at)}|{job_id}"},
+                                                        ":e": int((at + TOMBSTONE_LIFETIME).timestamp())}))
+
+    def lower(self, tenant: str, user_id: str, job_id: str, at: datetime, *, earlier_too: bool) -> None:
+        running = self._item(tenant, user_id).get("running", set())
+        mine = next((entry for entry in running if entry.endswith(f"|{job_id}")), None)
+        if mine is None:
+            return
+        ended = {e for e in running if e <= mine} if earlier_too else {mine}
+        self._call("update_item", TableName=self._table, Key=serialize({"pk": fence_pk(tenant, user_id), "sk": FENCE_SK}),
+                   UpdateExpression="SET ended_at = :t, expires_at = :e DELETE running :r",
+                   ExpressionAttributeValues=serialize({":t": ts(at), ":r": ended,
+                                                        ":e": int((at + TOMBSTONE_LIFETIME).timestamp())}))
+
+    def read(self, tenant: str, user_id: str) -> UserFence:
+        item = self._item(tenant, user_id)
+        return UserFence(latest_job=item.get("latest_job"), requested_at=item.get("requested_at"),
+                         running=sorted(item.get("running", set())))
+
+    def _item(self, tenant: str, user_id: str) -> dict[str, Any]:
+        key = serialize({"pk": fence_pk(tenant, user_id), "sk": FENCE_SK})
+        item = self._call("get_item", TableName=self._table, Key=key, ConsistentRead=True).get("Item")
+        return deserialize(item) if item else {}
 
 
 class DynamoDbErasureJobStore(_Table):

@@ -41,14 +41,17 @@ class DynamoDbJobStore(_Table):
         requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part),
                                                        "expires_at": expires_at})}}
                     for i, part in enumerate(parts)]
+        self._batch(requests, "job parts left unprocessed")
+
+    def _batch(self, requests: Sequence[dict[str, Any]], failure: str) -> None:
         for start in range(0, len(requests), 25):
-            pending: dict[str, Any] = {self._table: requests[start : start + 25]}
+            pending: dict[str, Any] = {self._table: list(requests[start : start + 25])}
             for _ in range(8):
                 pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
                 if not pending:
                     break
             else:
-                raise DependencyError("memory store unavailable (job parts left unprocessed)")
+                raise DependencyError(f"memory store unavailable ({failure})")
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         key = serialize({"pk": job_pk(tenant, job_id), "sk": JOB_SK})
@@ -64,6 +67,11 @@ class DynamoDbJobStore(_Table):
             raise DependencyError(f"job {job_id}: part {index} is missing")
         items: list[object] = json.loads(deserialize(item)["items"])
         return items
+
+    def drop_parts(self, tenant: str, job_id: str, count: int) -> None:
+        pk = job_pk(tenant, job_id)
+        requests = [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": part_sk(i)})}} for i in range(count)]
+        self._batch(requests, "job parts left undeleted")
 
     def save(self, job: Job) -> Job:
         written = job.model_copy(update={"revision": job.revision + 1})

@@ -57,7 +57,7 @@ class ErasureJob(BaseModel):
     kind: Literal["user"] = "user"
     user_id: str | None = Field(description="Whose memories; cleared when the job ends (the receipt needs only ids).")
     status: JobStatus = JobStatus.QUEUED
-    requested_at: datetime = Field(description="The cut-off: memories created after it are not part of this job.")
+    requested_at: datetime = Field(description="When the erasure was requested (its fence was raised just before).")
     started_at: datetime | None = None
     finished_at: datetime | None = None
     counts: ErasureCounts = Field(default_factory=ErasureCounts)
@@ -78,6 +78,20 @@ class ErasureJob(BaseModel):
         return ErasureReceipt(job_id=self.job_id, kind="user", memory_ids=self.memory_ids, counts=self.counts,
                               started_at=self.started_at, finished_at=self.finished_at, status=self.status,
                               error=self.error)
+
+
+class UserFence(BaseModel):
+    """A user's erasure fence, read by every write for the user after it lands (docs/erasure.md,
+    "Writes in flight"): which erasure was requested last, and which have not ended yet."""
+
+    latest_job: str | None = Field(default=None, description="The erasure requested last for the user (None: never).")
+    requested_at: datetime | None = None
+    running: list[str] = Field(default_factory=list, description="Erasures not ended, as '<requested_at>|<job id>'.")
+
+    @property
+    def up(self) -> bool:
+        """An erasure of the user is running: every write for the user is refused."""
+        return bool(self.running)
 
 
 class ErasureStep(BaseModel):

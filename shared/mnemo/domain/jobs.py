@@ -79,6 +79,8 @@ class Job(BaseModel):
     skip_duplicates: bool = True
     threshold: float = 0.85
     key_hint: str | None = Field(default=None, description="mem0: the api key's last 4 characters (the key itself is never stored).")
+    erasure_seen: str | None = Field(default=None, description=(
+        "Import: the user's latest erasure job when the import was requested; a later one stops it (docs/erasure.md)."))
     progress: JobProgress = Field(default_factory=JobProgress)
     summary: JobSummary = Field(default_factory=JobSummary)
     step: int = 0

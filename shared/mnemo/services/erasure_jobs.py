@@ -17,14 +17,14 @@ import logging
 import math
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from mnemo.domain.erasure import ErasureCounts, ErasureJob, ErasureReceipt, ErasureStep, JobStatus
 from mnemo.domain.models import Cursor, Principal, Status
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError
-from mnemo.ports import BrowseQuery, ErasureJobStore, ErasureQueue, MemoryStore
+from mnemo.ports import BrowseQuery, ErasureFences, ErasureJobStore, ErasureQueue, MemoryStore
 from mnemo.services.erasure import ErasureService
 from mnemo.services.permissions import Operation, authorize
 
@@ -38,8 +38,9 @@ TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invoc
 class ErasureJobService:
     def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: ErasureQueue, erasure: ErasureService, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-                 page: int = PAGE) -> None:
+                 page: int = PAGE, fences: ErasureFences | None = None) -> None:
         self._store = store
+        self._fences = fences  # raised before anything is listed; writes in flight read it (services/user_fence.py)
         self._jobs = jobs
         self._queue = queue
         self._erasure = erasure
@@ -48,11 +49,14 @@ class ErasureJobService:
         self._page = page
 
     def request_user(self, principal: Principal, user_id: str) -> ErasureReceipt:
-        """Accept the erasure of every memory `user_id` has in the caller's tenant (created up to now)."""
+        """Accept the erasure of every memory `user_id` has in the caller's tenant, including what writes
+        already under way still write (their writers erase it, or the job lists it)."""
         authorize(principal, Operation.ERASE_USER)
         job = ErasureJob(tenant=principal.tenant, job_id=self._new_id(), user_id=user_id, requested_at=self._clock())
         self._jobs.create(job)
         try:
+            if self._fences is not None:  # before the first hop can list anything
+                self._fences.raise_fence(job.tenant, user_id, job.job_id, job.requested_at)
             self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=0))
         except DependencyError:
             with contextlib.suppress(MnemoError):  # the caller sees the queue error; the job says it never ran
@@ -90,6 +94,9 @@ class ErasureJobService:
         done = not job.batch and job.exhausted
         if done:  # every memory erased: then the facts recorded for the user, which no memory holds
             job, done = self._erase_recorded(job, time_left_ms)
+        if done:  # a last listing from the top: memories that writes in flight landed while the pages ran
+            job = self._plan(job.model_copy(update={"cursor": None}))
+            done = not job.batch
         if done:
             self._finish(job, JobStatus.COMPLETED)
         else:
@@ -110,11 +117,11 @@ class ErasureJobService:
 
     # -- steps ---------------------------------------------------------------------------
     def _plan(self, job: ErasureJob) -> ErasureJob:
-        """The next page of the user's memories (every status, both authors, created before the
-        request), newest first from the stored cursor; the cursor moves past it in the same write."""
+        """The next page of the user's memories (every status, both authors, any creation time: the fence
+        stops new writes), newest first from the stored cursor (None: the newest); the cursor moves past
+        it in the same write."""
         assert job.user_id is not None
-        # Strictly before this position: everything created up to the request, whatever its id.
-        start = job.cursor or Cursor(cursor_created_at=job.requested_at + timedelta(microseconds=1), cursor_id="")
+        start = job.cursor
         page = self._store.browse(BrowseQuery(
             scope=NamespaceFilter(tenant=job.tenant, user_id=job.user_id), statuses=list(Status),
             authors=["user", "agent"], limit=self._page, cursor=start, salvage=True))
@@ -150,6 +157,9 @@ class ErasureJobService:
             self._jobs.save(job.model_copy(update={"dispatched": job.step}))
 
     def _finish(self, job: ErasureJob, status: JobStatus, error: str | None = None) -> None:
+        if self._fences is not None and job.user_id is not None:  # writes for the user are admitted again
+            # A completed erasure re-listed everything, so earlier requests still running are done too.
+            self._fences.lower(job.tenant, job.user_id, job.job_id, self._clock(), earlier_too=status is JobStatus.COMPLETED)
         # The user id leaves the record with the job: the receipt needs only the erased ids.
         self._jobs.save(job.model_copy(update={"status": status, "finished_at": self._clock(), "user_id": None,
                                                "batch": [], "cursor": None, "error": error}))

@@ -40,6 +40,7 @@ from mnemo.services.import_items import ImportFailure, ImportReport, PlannedItem
 from mnemo.services.memories import new_memory
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
+from mnemo.services.user_fence import Admission, WriteFence
 
 __all__ = ["MAX_ITEMS", "ImportFailure", "ImportReport", "ImportService", "imported_id", "items_of"]
 
@@ -66,8 +67,9 @@ class ImportService:
         self, duplicates: Callable[[], DuplicateService], *, store: MemoryStore, queue: EnrichmentQueue,
         index: Callable[[], SearchIndex], erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
         clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()), files_allowed: bool,
-        recorded: FactImports | None = None,
+        recorded: FactImports | None = None, fence: WriteFence | None = None,
     ) -> None:
+        self._fence = fence  # a user's erasure against imports in flight (services/user_fence.py)
         self._recorded = recorded  # None: an export's recorded facts are refused, each with the reason
         self._duplicates = duplicates
         self._store = store
@@ -93,12 +95,21 @@ class ImportService:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc
 
-    def run(self, principal: Principal, data: Any, *, user_id: str, skip_duplicates: bool) -> ImportReport:
-        """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why."""
+    def run(self, principal: Principal, data: Any, *, user_id: str, skip_duplicates: bool,
+            admission: Admission | None = None) -> ImportReport:
+        """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why.
+        `admission`: what a job saw of the user's erasure fence when it was requested (a call on its
+        own is admitted here); UserErasedError if the user's erasure came first (nothing is left)."""
         authorize(principal, Operation.IMPORT)
         items = items_of(data)
         if len(items) > MAX_ITEMS:
             raise ValidationFailed(f"data: must hold at most {MAX_ITEMS} items per call; it holds {len(items)}")
+        if self._fence is not None:
+            user = principal.confine(user_id) or user_id
+            if admission is None:
+                admission = self._fence.admit(principal.tenant, user)
+            else:
+                self._fence.check(admission)
         report = ImportReport()
         facts = [(i, item) for i, item in enumerate(items) if is_recorded_fact(item)]
         planned = [p for i, item in enumerate(items)
@@ -106,7 +117,7 @@ class ImportService:
         planned = self._assign_ids(principal, user_id, planned, report)
         if skip_duplicates:
             planned = self._without_duplicates(principal, user_id, planned, report)
-        self._write(principal, planned)
+        self._write(principal, planned, admission)
         report.imported = [p.memory_id for p in sorted(planned, key=lambda p: p.index)]
         if self._recorded is not None:
             self._recorded.run(principal, facts, user_id, report)
@@ -162,8 +173,10 @@ class ImportService:
         found = self._duplicates().find(principal, user_id, text)
         return found.memory.id if found is not None else None
 
-    def _write(self, principal: Principal, planned: list[PlannedItem]) -> None:
-        """Charge the chunk, index it lexically, store it, enqueue its enrichment: all batched."""
+    def _write(self, principal: Principal, planned: list[PlannedItem], admission: Admission | None) -> None:
+        """Charge the chunk, index it lexically, store it, enqueue its enrichment: all batched. Between
+        the store and the queue, the erasure fence: a chunk that lost the race to the user's erasure is
+        erased and refused, and nothing of it is enqueued."""
         if not planned:
             return
         self._meter.charge(principal, Operation.CAPTURE, count=len(planned))
@@ -175,6 +188,8 @@ class ImportService:
         memories = self._index_lexically(memories)
         self._store.put_new_many([(m, Activity(memory_id=m.id, version=1, action="created", actor=principal.key_prefix,
                                                at=m.created_at, detail="imported")) for m in memories])
+        if admission is not None and self._fence is not None:
+            self._fence.settle(admission, memories)
         tasks = [EnrichmentTask(tenant=m.tenant, memory_id=m.id, version=m.version) for m in memories]
         refused = self._queue.send_many(tasks)
         if refused:  # stored is accepted: the reconciler re-enqueues pending memories whose task was lost

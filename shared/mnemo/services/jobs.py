@@ -26,12 +26,13 @@ from mnemo.domain.erasure import ErasureReceipt, JobStatus
 from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
 from mnemo.domain.models import Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import ConflictError, DependencyError, MnemoError, ValidationFailed
+from mnemo.errors import ConflictError, DependencyError, MnemoError, UserErasedError, ValidationFailed
 from mnemo.ports import JobQueue, JobStore, Mem0Source
 from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService
 from mnemo.services.erasure_jobs import ErasureJobService
 from mnemo.services.imports import ImportReport, ImportService
 from mnemo.services.permissions import Operation, authorize
+from mnemo.services.user_fence import Admission, WriteFence
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ PART_BYTES = 300_000  # a job part's JSON stays under DynamoDB's 400 KB item lim
 MEM0_PAGE_SIZE = 100  # memories per mem0 page, one page per hop
 SYNC_DEDUP_LIMIT = SCAN_LIMIT  # live memories a deduplicate call compares pairwise itself; more become a job
 DEDUP_CHUNK = 50  # memories per deduplication hop: one embedding call and 50 k-NN queries
+USER_ERASED = "user erased"  # an import job's error when its user's erasure was requested after it began
 MEM0_DISABLED = ("source: mem0_api is not enabled on this deployment: it sends your mem0 key to api.mem0.ai and "
                  "brings data into the account; an operator enables it with MNEMO_MEM0_IMPORT_ENABLED=true "
                  "(template parameter Mem0ImportEnabled). Meanwhile export from mem0 and import the file with source json")
@@ -65,8 +67,10 @@ def parts_of(items: Sequence[Any], size: int) -> list[list[Any]]:
 class JobService:
     def __init__(self, jobs: JobStore, queue: JobQueue, imports: ImportService, duplicates: DuplicateService,
                  erasure_jobs: ErasureJobService, mem0: Callable[[], Mem0Source] | None, *,
-                 clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+                 clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+                 fence: WriteFence | None = None) -> None:
         self._jobs = jobs
+        self._fence = fence  # an import job stops when its user's erasure is requested after it (user_fence.py)
         self._queue = queue
         self._imports = imports
         self._duplicates = duplicates
@@ -84,7 +88,7 @@ class JobService:
             return self._imports.run(principal, items, user_id=user_id, skip_duplicates=skip_duplicates)
         parts = parts_of(items, chunk)
         job = self._new(principal, JobKind.IMPORT, user_id, parts=len(parts), skip_duplicates=skip_duplicates,
-                        progress=JobProgress(total=len(items)))
+                        progress=JobProgress(total=len(items)), erasure_seen=self._admitted(principal, user_id))
         return self._start(job, parts)
 
     def import_mem0(self, principal: Principal, api_key: str, *, user_id: str, skip_duplicates: bool) -> JobReceipt:
@@ -93,7 +97,8 @@ class JobService:
             raise ValidationFailed(MEM0_DISABLED)
         if not api_key.strip():
             raise ValidationFailed("api_key: must be your mem0 api key (non-empty)")
-        job = self._new(principal, JobKind.MEM0_IMPORT, user_id, skip_duplicates=skip_duplicates, key_hint=api_key[-4:])
+        job = self._new(principal, JobKind.MEM0_IMPORT, user_id, skip_duplicates=skip_duplicates, key_hint=api_key[-4:],
+                        erasure_seen=self._admitted(principal, user_id))
         return self._start(job, [], api_key=api_key)
 
     def deduplicate(self, principal: Principal, user_id: str, threshold: float) -> DedupReport | JobReceipt:
@@ -125,7 +130,14 @@ class JobService:
             return
         job = self._jobs.save(job.model_copy(update={
             "status": JobStatus.RUNNING, "started_at": job.started_at or self._clock(), "dispatched": job.step}))
-        job, last = self._chunk(job, step)
+        try:
+            job, last = self._chunk(job, step)
+        except UserErasedError:  # the user's erasure came first: what this chunk wrote is erased; nothing to retry
+            with contextlib.suppress(ConflictError):  # a duplicate hop recorded it first
+                self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
+                                                       "error": USER_ERASED}))
+            self._jobs.drop_parts(job.tenant, job.job_id, job.parts)  # the input left is the erased user's text
+            return
         if last:
             self._jobs.save(job.model_copy(update={"step": job.step + 1, "status": JobStatus.COMPLETED,
                                                    "finished_at": self._clock()}))
@@ -176,8 +188,17 @@ class JobService:
         self._jobs.write_parts(job.tenant, job.job_id, parts, first=1)
         return job.model_copy(update={"parts": len(parts) + 1, "progress": JobProgress(total=len(live))})
 
+    def _admitted(self, principal: Principal, user_id: str) -> str | None:
+        """The user's latest erasure when an import is requested (refused while one runs)."""
+        if self._fence is None:
+            return None
+        return self._fence.admit(principal.tenant, principal.confine(user_id) or user_id).latest_job
+
     def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
-        report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates)
+        admission = None if self._fence is None else Admission(
+            tenant=job.tenant, user_id=job.principal.confine(job.user_id) or job.user_id, latest_job=job.erasure_seen)
+        report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates,
+                                   admission=admission)
         reasons = [f"item {offset + p.index}: {p.reason}" for p in sorted([*report.skipped, *report.failed], key=lambda p: p.index)]
         return JobSummary(imported=len(report.imported), facts_imported=len(report.facts_imported), skipped=len(report.skipped),
                           failed=len(report.failed), reasons=reasons)

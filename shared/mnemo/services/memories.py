@@ -51,6 +51,7 @@ from mnemo.ports import (
 from mnemo.services import idempotency
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize, status_change
+from mnemo.services.user_fence import WriteFence
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +118,10 @@ class MemoryService:
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         meter: Meter | None = None,
+        fence: WriteFence | None = None,
     ) -> None:
         self._store = store
+        self._fence = fence  # a user's erasure against captures in flight (services/user_fence.py)
         self._meter = meter or Meter()  # counts writes and retrievals against the tenant's month
         self._queue = queue
         # Factories: only searches pay for building the index client and loading the model.
@@ -139,6 +142,7 @@ class MemoryService:
         duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
+        admission = self._fence.admit(principal.tenant, principal.confine(command.user_id) or command.user_id) if self._fence else None
         self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
         memory = new_memory(principal, command, memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
@@ -154,9 +158,10 @@ class MemoryService:
             if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
                 raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc
             memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
-            if memory.enrichment.state != EnrichmentState.PENDING:
-                return memory
-        self._enqueue(memory)
+        if admission is not None:  # after the write landed: an erasure of the user since admission erases it
+            self._fence.settle(admission, [memory])  # type: ignore[union-attr]
+        if memory.enrichment.state == EnrichmentState.PENDING:
+            self._enqueue(memory)
         return memory
 
     def get(self, principal: Principal, memory_id: str) -> Memory:

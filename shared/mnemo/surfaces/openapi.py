@@ -14,7 +14,7 @@ from mnemo.surfaces.gate import MAX_REST_BODY_BYTES
 
 class ErrorDetail(BaseModel):
     code: str = Field(description="Stable machine-readable code: validation_error, unauthenticated, missing_scope, not_found, "
-                                  "conflict, payload_too_large, dependency_error, unreadable_item, ...")
+                                  "conflict, user_erased, payload_too_large, dependency_error, unreadable_item, ...")
     message: str = Field(description="What is wrong, field first with the limit: `top_k: must be at most 100`.")
 
 
@@ -35,7 +35,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
                 {"WWW-Authenticate": {"description": "Bearer challenge with resource_metadata", "schema": {"type": "string"}}}),
     403: _error("The key lacks the permission this operation needs (docs/permissions.md)."),
     404: _error("No such memory in the caller's tenant."),
-    409: _error("A concurrent change won the race (retry), or an Idempotency-Key was reused with another body."),
+    409: _error("A concurrent change won the race (retry), an Idempotency-Key was reused with another body, or the "
+                 "user is being erased (`user_erased`: docs/erasure.md, writes in flight)."),
     413: _error(f"Body larger than {MAX_REST_BODY_BYTES} bytes."),
     500: _error("A stored item that can no longer be read (`unreadable_item`); logged for an operator."),
     503: _error("A dependency is unavailable or throttled; retry after the Retry-After seconds.",

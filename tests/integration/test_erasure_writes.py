@@ -1,0 +1,153 @@
+"""Issue 26 item 2: a user's erasure against writes in flight (docs/erasure.md, "Writes in flight").
+Every memory written for the user by a request or job that began before the erasure request is
+erased, whenever its write lands, and such an import job ends `failed` with `user erased`; a write
+that begins while the erasure runs is refused; after it, writes for the user are accepted again.
+The steps are driven by hand around the erasure, so each interleaving is the same on every run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemo.domain.erasure import ErasureStep
+from mnemo.domain.jobs import JobStep
+from mnemo.services import jobs as jobs_module
+from tests.integration.conftest import auth
+from tests.integration.test_erasure import every_item, mentions
+from tests.integration.test_erasure_jobs import index_ids
+from tests.integration.test_profile_thrindex import enrich
+
+
+def erase_user(http, container, user: str) -> str:  # noqa: ANN001
+    """Request the user's erasure and run every hop of its job by hand, to the end."""
+    response = http.delete(f"/v1/users/{user}?hard=true", headers=auth())
+    assert response.status_code == 202, response.text
+    job_id = response.json()["job_id"]
+    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:  # noqa: SLF001
+        container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=job.step))
+    assert job.status == "completed"
+    return job_id
+
+
+def memories_of(aws: dict[str, str], user: str) -> list[dict[str, Any]]:
+    """The user's memory items, by a raw scan of the table (what no read path filters)."""
+    return [i for i in every_item(aws) if i["sk"]["S"] == "MEMORY" and i["user_id"]["S"] == user]
+
+
+def items(user: str, count: int) -> list[dict[str, Any]]:
+    return [{"id": f"{user}-{n}", "memory": f"{user.title()}'s harbour log entry {n}."} for n in range(count)]
+
+
+def test_an_import_job_straddling_the_erasure_fails_user_erased_and_leaves_nothing(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    # Given: two import jobs of three chunks each (100, 100, 10 items), Ana's and Bob's
+    count = jobs_module.SYNC_IMPORT_LIMIT + 10
+    ana = http.post("/v1/import", json={"user_id": "ana", "data": items("ana", count)}, headers=auth()).json()["job_id"]
+    bob = http.post("/v1/import", json={"user_id": "bob", "data": items("bob", count)}, headers=auth()).json()["job_id"]
+    # Ana's first chunk lands before her erasure is requested
+    container.jobs.run(JobStep(tenant="local", job_id=ana, step=0))
+    assert len(memories_of(aws, "ana")) == 100
+    # Her second chunk began before the request, but its write lands after the erasure job has completed
+    store, real, erasures = container.imports._store, container.imports._store.put_new_many, []  # noqa: SLF001
+
+    def late(created):  # noqa: ANN001, ANN202
+        if created and created[0][0].user_id == "ana" and not erasures:
+            erasures.append(erase_user(http, container, "ana"))
+        real(created)
+
+    monkeypatch.setattr(store, "put_new_many", late)
+    container.jobs.run(JobStep(tenant="local", job_id=ana, step=1))
+    # Then: the import stops, failed with the reason, and its third chunk never runs
+    job = http.get(f"/v1/jobs/{ana}", headers=auth()).json()
+    assert (job["status"], job["error"], job["summary"]["imported"]) == ("failed", "user erased", 100)
+    container.jobs.run(JobStep(tenant="local", job_id=ana, step=2))  # a late message: the job has ended
+    enrich(aws)  # every queued message: Bob's chunks, enrichment tasks of Ana's erased memories, stale hops
+    assert memories_of(aws, "ana") == [] and mentions(every_item(aws), "Ana's harbour") == []
+    assert index_ids(container, "local", "ana", "harbour log entry") == set()
+    receipt = http.get(f"/v1/jobs/{erasures[0]}", headers=auth()).json()
+    assert receipt["status"] == "completed" and receipt["counts"]["memories"] == 100  # the first chunk, listed
+    # Control: Bob's import in the same run completes intact
+    done = http.get(f"/v1/jobs/{bob}", headers=auth()).json()
+    assert (done["status"], done["summary"]["imported"]) == ("completed", count)
+    assert len(memories_of(aws, "bob")) == count
+
+
+def test_a_capture_that_lands_after_the_erasure_completed_is_erased_and_refused(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    store, real, erasures = container.memories._store, container.memories._store.put_new, []  # noqa: SLF001
+
+    def late(memory, activity=None):  # noqa: ANN001, ANN202
+        if memory.user_id == "cara" and not erasures:  # the capture began; the whole erasure runs before its write
+            erasures.append(erase_user(http, container, "cara"))
+        real(memory, activity)
+
+    monkeypatch.setattr(store, "put_new", late)
+    response = http.post("/v1/memories", json={"content": "Cara's locker code is 5521.", "user_id": "cara"}, headers=auth())
+    assert response.status_code == 409, response.text
+    assert response.json()["error"] == {"code": "user_erased", "message": (
+        'user_id: user "cara" was erased while this write was under way; what it wrote has been erased too')}
+    assert memories_of(aws, "cara") == [] and mentions(every_item(aws), "locker code") == []
+    # The same for a synchronous import that began before the request
+    real_many = container.imports._store.put_new_many  # noqa: SLF001
+
+    def late_many(created):  # noqa: ANN001, ANN202
+        erasures.append(erase_user(http, container, "cara"))
+        real_many(created)
+
+    monkeypatch.setattr(container.imports._store, "put_new_many", late_many)  # noqa: SLF001
+    refused = http.post("/v1/import", json={"user_id": "cara", "data": items("cara", 3)}, headers=auth())
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "user_erased"
+    assert memories_of(aws, "cara") == [] and mentions(every_item(aws), "harbour log") == []
+    # Positive control: a capture that begins after the erasure ended is kept
+    monkeypatch.setattr(store, "put_new", real)
+    monkeypatch.setattr(container.imports._store, "put_new_many", real_many)  # noqa: SLF001
+    kept = http.post("/v1/memories", json={"content": "Cara's new locker code is 7730.", "user_id": "cara"}, headers=auth())
+    assert kept.status_code == 201 and http.get(f"/v1/memories/{kept.json()['id']}", headers=auth()).status_code == 200
+    assert len(memories_of(aws, "cara")) == 1
+
+
+def test_writes_that_begin_while_the_erasure_runs_are_refused_then_accepted_after_it(http, container, aws) -> None:  # noqa: ANN001
+    before = http.post("/v1/memories", json={"content": "Dina's bike is blue.", "user_id": "dina"}, headers=auth()).json()["id"]
+    job_id = http.delete("/v1/users/dina?hard=true", headers=auth()).json()["job_id"]  # queued: the fence is up
+    lines = len(every_item(aws))
+    for response in (
+        http.post("/v1/memories", json={"content": "Dina's bike is red.", "user_id": "dina"}, headers=auth()),
+        http.post("/v1/import", json={"user_id": "dina", "data": items("dina", 3)}, headers=auth()),
+        http.post("/v1/import", json={"user_id": "dina", "data": items("dina", jobs_module.SYNC_IMPORT_LIMIT + 1)}, headers=auth()),
+    ):
+        assert response.status_code == 409, response.text
+        assert response.json()["error"]["message"].startswith('user_id: user "dina" is being erased; nothing is written')
+    assert len(every_item(aws)) == lines  # refused before any write: no memory, no history row, no job
+    # Control: another user of the tenant writes as usual meanwhile
+    assert http.post("/v1/memories", json={"content": "Eli's bike is green.", "user_id": "eli"}, headers=auth()).status_code == 201
+
+    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:  # noqa: SLF001
+        container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=job.step))
+    assert http.get(f"/v1/memories/{before}", headers=auth()).status_code == 404
+    # Positive control: once the erasure has ended, writes for the user are accepted and kept
+    after = http.post("/v1/memories", json={"content": "Dina's new bike is red.", "user_id": "dina"}, headers=auth())
+    assert after.status_code == 201 and [m["id"]["S"] for m in memories_of(aws, "dina")] == [after.json()["id"]]
+
+
+def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    """A writer that dies between its write and its check never erases what it wrote; the job's last
+    listing from the newest memory down finds it (here it lands after the pages were listed)."""
+    from mnemo.domain.commands import CaptureCommand
+    from mnemo.services.memories import new_memory
+
+    ids = [http.post("/v1/memories", json={"content": f"Finn's note {n}.", "user_id": "finn"}, headers=auth()).json()["id"]
+           for n in range(3)]
+    monkeypatch.setattr(container.erasure_jobs, "_page", 2)
+    jobs, real, landed = container.erasure_jobs, container.erasure_jobs._erase_recorded, []  # noqa: SLF001
+    principal = container.keys.authenticate("mn_testlocal_0123456789abcdefghijklmnop")
+
+    def straggler(job, time_left_ms):  # noqa: ANN001, ANN202
+        if not landed:  # the pages are done; a write admitted before the fence lands now, unchecked
+            memory = new_memory(principal, CaptureCommand(raw="Finn's late note.", user_id="finn"), "f" * 8 + ids[0][8:],
+                                now=container.clock())
+            container.store.put_new(memory)
+            landed.append(memory.id)
+        return real(job, time_left_ms)
+
+    monkeypatch.setattr(jobs, "_erase_recorded", straggler)
+    job_id = erase_user(http, container, "finn")
+    assert memories_of(aws, "finn") == []
+    receipt = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
+    assert sorted(receipt["memory_ids"]) == sorted([*ids, *landed]) and receipt["counts"]["memories"] == 4
