@@ -5,13 +5,14 @@
 | erasure job | `T#<tenant>#JOB#<job id>` | `JOB` (the job as JSON, `revision` for the conditions) |
 | erased row | `T#<tenant>#JOB#<job id>` | `R#<memory id>` (one per memory the job erased) |
 | tombstone | `T#<tenant>#ERASED#<memory id>` | `ERASED` (`erased_at`, `expires_at` for TTL) |
-| user fence | `T#<tenant>#USERERASE#<user id>` | `FENCE` (`latest_job`, `requested_at`, `running` set, `expires_at`) |
+| user fence | `T#<tenant>#USERERASE#<sha256 of the user id>` | `FENCE` (`latest_job`, `requested_at`, `running` set, `expires_at`) |
 
 The tenant leads every key, so a job id of another tenant addresses nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -79,7 +80,9 @@ class DynamoDbErasureMarks(_Table):
 
 
 def fence_pk(tenant: str, user_id: str) -> str:
-    return f"T#{tenant}#USERERASE#{user_id}"
+    """Keyed by a hash of the user id: the fence outlives the job by 30 days, and the job's record drops
+    the person's id when it ends, so the fence does not keep it in clear either."""
+    return f"T#{tenant}#USERERASE#{hashlib.sha256(user_id.encode()).hexdigest()}"
 
 
 class DynamoDbErasureFences(_Table):
