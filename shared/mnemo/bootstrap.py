@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -200,7 +200,7 @@ class Container:
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
                                  SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock,
-                                 fences=self._erasure_fences)
+                                 fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds))
 
     @cached_property
     def jobs(self) -> JobService:

@@ -493,7 +493,8 @@ class ErasureJobStore(Protocol):
 
 
 class ErasureQueue(Protocol):
-    def send_step(self, step: ErasureStep) -> None: ...
+    def send_step(self, step: ErasureStep, delay_seconds: int = 0) -> None:
+        """Queue the hop, delivered no sooner than `delay_seconds` from now (at most 900)."""
 
 
 class JobStore(Protocol):

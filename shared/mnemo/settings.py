@@ -50,6 +50,9 @@ class MnemoSettings(BaseSettings):
     mem0_import_enabled: bool = Field(default=False, description=(
         "import_memories source mem0_api: off by default, since it sends the caller's mem0 key out of the account "
         "and brings data in (template parameter Mem0ImportEnabled)."))
+    erasure_settle_seconds: int = Field(default=0, ge=0, le=900, description=(
+        "A user erasure's last listing runs at least this long after the request: the browse index it lists is "
+        "eventually consistent on AWS (template.yaml sets 5), not on the local stack (docs/erasure.md)."))
     mem0_api_url: str = Field(default="https://api.mem0.ai", description="mem0's platform API (tests point it at a local fake).")
 
     public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")

@@ -151,3 +151,47 @@ def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, c
     assert memories_of(aws, "finn") == []
     receipt = http.get(f"/v1/jobs/{job_id}", headers=auth()).json()
     assert sorted(receipt["memory_ids"]) == sorted([*ids, *landed]) and receipt["counts"]["memories"] == 4
+
+
+def test_a_completed_erasure_ends_the_earlier_ones_a_failed_one_only_itself(container, aws) -> None:  # noqa: ANN001
+    """A request whose first hop was never sent leaves its erasure `running` on the fence; requesting
+    the erasure again and completing it lowers both (its last listing covered the earlier one)."""
+    from datetime import timedelta
+
+    fences = container.erasure_jobs._fences  # noqa: SLF001
+    at = container.clock()
+    fences.raise_fence("local", "ivo", "stuck", at)
+    fences.raise_fence("local", "ivo", "retry", at + timedelta(seconds=1))
+    fences.raise_fence("local", "ivo", "later", at + timedelta(seconds=2))
+    fences.lower("local", "ivo", "later", at, earlier_too=False)  # failed: only itself
+    assert [e.split("|")[1] for e in fences.read("local", "ivo").running] == ["stuck", "retry"]
+    fences.lower("local", "ivo", "retry", at, earlier_too=True)  # completed: itself and the one before it
+    fence = fences.read("local", "ivo")
+    assert (fence.running, fence.up, fence.latest_job) == ([], False, "later")
+    assert fences.read("local", "other").latest_job is None  # another user's fence: never raised
+    assert not [i for i in every_item(aws) if "ivo" in i["pk"]["S"]]  # the key holds a hash, not the user id
+
+
+def test_the_last_listing_waits_for_the_browse_index_to_settle(http, container, monkeypatch) -> None:  # noqa: ANN001
+    """On AWS gsi1 lags its table: the job's last listing runs no sooner than `erasure_settle_seconds`
+    after the request (a delayed SQS message, not a sleeping Lambda)."""
+    from datetime import timedelta
+
+    jobs = container.erasure_jobs
+    memory_id = http.post("/v1/memories", json={"content": "Jon's note.", "user_id": "jon"}, headers=auth()).json()["id"]
+    monkeypatch.setattr(jobs, "_settle", timedelta(seconds=5))
+    sent: list[tuple[int, int]] = []
+    real = jobs._queue.send_step  # noqa: SLF001
+    monkeypatch.setattr(jobs._queue, "send_step", lambda step, delay=0: (sent.append((step.step, delay)), real(step, delay))[1])  # noqa: SLF001
+    job_id = http.delete("/v1/users/jon?hard=true", headers=auth()).json()["job_id"]
+    jobs.run(ErasureStep(tenant="local", job_id=job_id, step=0))
+    # The memory is erased, but the job waits (5 s after the request by the service's clock) before its last listing
+    assert http.get(f"/v1/memories/{memory_id}", headers=auth()).status_code == 404
+    assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "running"
+    assert sent == [(0, 0), (1, 5)]
+    refused = http.post("/v1/memories", json={"content": "Jon's new note.", "user_id": "jon"}, headers=auth())
+    assert refused.status_code == 409  # still fenced meanwhile
+    monkeypatch.setattr(jobs, "_settle", timedelta(0))  # the delay has passed
+    jobs.run(ErasureStep(tenant="local", job_id=job_id, step=1))
+    assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "completed"
+    assert http.post("/v1/memories", json={"content": "Jon's new note.", "user_id": "jon"}, headers=auth()).status_code == 201

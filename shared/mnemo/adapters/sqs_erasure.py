@@ -16,8 +16,9 @@ class SqsErasureQueue:
         self._sqs = client
         self._url = queue_url
 
-    def send_step(self, step: ErasureStep) -> None:
+    def send_step(self, step: ErasureStep, delay_seconds: int = 0) -> None:
         try:
-            self._sqs.send_message(QueueUrl=self._url, MessageBody=step.model_dump_json())
+            self._sqs.send_message(QueueUrl=self._url, MessageBody=step.model_dump_json(),
+                                   **({"DelaySeconds": min(delay_seconds, 900)} if delay_seconds > 0 else {}))
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError("enrichment queue unavailable") from exc

@@ -17,7 +17,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mnemo.domain.erasure import ErasureCounts, ErasureJob, ErasureReceipt, ErasureStep, JobStatus
 from mnemo.domain.models import Cursor, Principal, Status
@@ -38,8 +38,9 @@ TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invoc
 class ErasureJobService:
     def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: ErasureQueue, erasure: ErasureService, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-                 page: int = PAGE, fences: ErasureFences | None = None) -> None:
+                 page: int = PAGE, fences: ErasureFences | None = None, settle: timedelta = timedelta(0)) -> None:
         self._store = store
+        self._settle = settle  # the last listing waits this long after the request: the browse index lags
         self._fences = fences  # raised before anything is listed; writes in flight read it (services/user_fence.py)
         self._jobs = jobs
         self._queue = queue
@@ -94,13 +95,18 @@ class ErasureJobService:
         done = not job.batch and job.exhausted
         if done:  # every memory erased: then the facts recorded for the user, which no memory holds
             job, done = self._erase_recorded(job, time_left_ms)
+        delay = 0
         if done:  # a last listing from the top: memories that writes in flight landed while the pages ran
-            job = self._plan(job.model_copy(update={"cursor": None}))
-            done = not job.batch
+            wait = (job.requested_at + self._settle - self._clock()).total_seconds()
+            if wait > 0:  # a write that landed just before the fence may not be in the index yet
+                done, delay = False, math.ceil(wait)
+            else:
+                job = self._plan(job.model_copy(update={"cursor": None}))
+                done = not job.batch
         if done:
             self._finish(job, JobStatus.COMPLETED)
         else:
-            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})))
+            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})), delay)
 
     def fail(self, step: ErasureStep, error: Exception) -> None:
         """The step's last delivery failed: the job says so (the reason, never memory text)."""
@@ -151,8 +157,8 @@ class ErasureJobService:
             job = self._jobs.save(job.model_copy(update={"counts": job.counts.plus(ErasureCounts(recorded_facts=erased))}))
         return job, False
 
-    def _dispatch(self, job: ErasureJob) -> None:
-        self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step))
+    def _dispatch(self, job: ErasureJob, delay: int = 0) -> None:
+        self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step), delay)
         with contextlib.suppress(ConflictError):  # the next hop already started (and recorded the dispatch)
             self._jobs.save(job.model_copy(update={"dispatched": job.step}))
 
