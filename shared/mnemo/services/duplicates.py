@@ -2,7 +2,9 @@
 
 Both work inside one user's namespace of the caller's tenant (docs/deduplication.md):
 - exact: the same `content_hash` (NFC, collapsed whitespace, case folded);
-- near: cosine of the two texts' embeddings at or above a threshold.
+- near: cosine of the two texts' embeddings at or above a threshold, and no number, date, time,
+  weekday, month, name, identifier or negation differing between them (domain/duplicates.py: a
+  correction is its own memory, never merged).
 Nothing is ever erased: applying a grouping archives the repeats, names the kept memory in their
 metadata (`duplicate_of`) and in their history, so reopening one undoes it.
 """
@@ -17,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import EditCommand, RetrieveCommand
+from mnemo.domain.duplicates import difference
 from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
@@ -78,7 +81,8 @@ class DuplicateService:
                 return Duplicate(memory=memory, kind="exact", similarity=1.0)
         for hit in hits:
             neighbour = near.get(hit.memory_id)
-            if neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold:
+            if (neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold
+                    and difference(text, neighbour.raw) is None):
                 return Duplicate(memory=neighbour, kind="semantic", similarity=round(hit.score, 4))
         return None
 
@@ -139,7 +143,7 @@ class DuplicateService:
             hits = {h.memory_id: h.score for h in self._index().similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
             older = [n for n in self._store.get_many(principal.tenant, list(hits))
                      if n.id != memory.id and n.user_id == user_id and n.status in LIVE and _age(n) < _age(memory)
-                     and (n.content_hash == memory.content_hash or hits[n.id] >= threshold)]
+                     and (n.content_hash == memory.content_hash or (hits[n.id] >= threshold and difference(n.raw, memory.raw) is None))]
             if older:
                 keep = min(older, key=_age)
                 metadata = {**memory.metadata, "duplicate_of": keep.id}
@@ -168,7 +172,7 @@ def _age(memory: Memory) -> tuple[datetime, datetime, str]:
 
 def _group(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[DuplicateGroup]:
     """Oldest first, each memory not yet placed starts a group and takes every later one that
-    repeats it exactly or reaches `threshold` against it (not transitively: a chain of small
+    repeats it exactly, or reaches `threshold` against it with no distinguishing token differing (not transitively: a chain of small
     rewordings never merges two different facts)."""
     placed: set[int] = set()
     groups = []
@@ -181,7 +185,7 @@ def _group(memories: list[Memory], similarity: list[list[float]], threshold: flo
                 continue
             if memories[j].content_hash == keep.content_hash:
                 repeats.append(Duplicate(memory=memories[j], kind="exact", similarity=1.0))
-            elif similarity[i][j] >= threshold:
+            elif similarity[i][j] >= threshold and difference(keep.raw, memories[j].raw) is None:
                 repeats.append(Duplicate(memory=memories[j], kind="semantic", similarity=round(similarity[i][j], 4)))
             else:
                 continue
