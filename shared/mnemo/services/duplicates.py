@@ -27,6 +27,7 @@ from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 # Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
@@ -69,16 +70,22 @@ class DedupReport(BaseModel):
 
 class DuplicateService:
     def __init__(self, store: MemoryStore, memories: MemoryService, index: Callable[[], SearchIndex],
-                 embedder: Callable[[], Embedder]) -> None:
+                 embedder: Callable[[], Embedder], meter: Meter | None = None) -> None:
         self._store = store
+        self._meter = meter or Meter()  # a check precedes a write: none runs at the write cap
         self._memories = memories
         self._index = index
         self._embedder = embedder
 
-    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD) -> Duplicate | None:
+    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD, *,
+             room_checked: bool = False) -> Duplicate | None:
         """The live memory of this user that `text` repeats: an exact one first, else the nearest
-        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly."""
+        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly.
+        Refused, before any embedding, when the tenant's write limit has no room for the capture the
+        check precedes (`room_checked`: the caller checked room for all its checks at once)."""
         authorize(principal, Operation.FIND_DUPLICATES)
+        if not room_checked:
+            self._meter.require_room(principal, Operation.CAPTURE)
         wanted = content_hash(text)
         recent = [m for m in self._store.unindexed(principal.tenant, UNINDEXED_READ)
                   if m.user_id == user_id and m.status in LIVE]
