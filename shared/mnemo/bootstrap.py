@@ -282,7 +282,7 @@ class Container:
     def duplicates(self) -> DuplicateService:
         from mnemo.services.duplicates import DuplicateService
 
-        return DuplicateService(self.store, self.memories, self.index, lambda: self.embedder)
+        return DuplicateService(self.store, self.memories, self.index, lambda: self.embedder, meter=self.meter)
 
     @cached_property
     def imports(self) -> ImportService:

@@ -45,3 +45,38 @@ def test_deduplicate_previews_then_archives_with_a_link_and_can_be_undone(app, a
     principal = container.keys.authenticate("mn_testlocal_0123456789abcdefghijklmnop")
     container.memories.edit(principal, ids[1], EditCommand(status=Status.OPEN))  # the documented undo
     assert call(app, "get_memory", {"memory_id": ids[1]}).structured_content["status"] == "open"
+
+
+CORRECTIONS = [  # issue 26 item 5: each pair is two memories, however close their embeddings
+    ("The team meeting is on Monday at 3pm.", "The team meeting is on Tuesday at 3pm."),
+    ("I am allergic to peanuts", "I am not allergic to peanuts"),
+    ("The release is on 2025-03-01.", "The release is on 2025-04-15."),
+    ("Invoice 1001 is paid.", "Invoice 1003 is paid."),
+]
+
+
+def test_add_memory_stores_a_correction_as_its_own_memory_and_leaves_the_earlier_one(app, aws, container) -> None:  # noqa: ANN001, F811
+    firsts = [saved_id(call(app, "add_memory", {"content": a, "user_id": "cor"})) for a, _ in CORRECTIONS]
+    enrich(aws)
+    for (first_text, second_text), first in zip(CORRECTIONS, firsts, strict=True):
+        second = call(app, "add_memory", {"content": second_text, "user_id": "cor"})
+        assert text(second).startswith("Saved (id:"), (second_text, text(second))
+        assert saved_id(second) != first and container.store.get("local", saved_id(second)).raw == second_text
+        assert container.store.get("local", first).raw == first_text and container.store.get("local", first).version == 1
+    # the control: a rewording that keeps the weekday, time and negation is still found
+    again = call(app, "add_memory", {"content": "Team meeting: Monday at 3pm.", "user_id": "cor"})
+    assert text(again) == f"Already saved (id: {firsts[0]})" and again.structured_content["duplicate"] == "semantic"
+
+
+def test_deduplicate_archives_only_true_repeats_of_a_near_identical_template(app, aws, container) -> None:  # noqa: ANN001, F811
+    facts = [f"Note {i:02d}: the cobalt{i:02d} lighthouse keeps its lamp lit all night." for i in range(25)]
+    ids = [[saved_id(call(app, "add_memory", {"content": t, "user_id": "cob", "skip_duplicate_check": True}))
+            for t in (fact, fact.upper())] for fact in facts]  # two copies of each of 25 distinct facts
+    enrich(aws)
+    preview = call(app, "deduplicate_memories", {"user_id": "cob"}).structured_content  # default threshold 0.85
+    assert len(preview["groups"]) == 25 and all(len(g["repeats"]) == 1 for g in preview["groups"])
+    applied = call(app, "deduplicate_memories", {"user_id": "cob", "dry_run": False}).structured_content
+    assert sorted(applied["archived"]) == sorted(second for _, second in ids)  # the copies, one per fact
+    for first, second in ids:
+        assert container.store.get("local", first).status.value == "open"  # every distinct fact stays
+        assert container.store.get("local", second).metadata["duplicate_of"] == first

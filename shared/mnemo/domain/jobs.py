@@ -34,7 +34,7 @@ class JobSummary(BaseModel):
     skipped: int = 0
     failed: int = 0
     reasons: list[str] = Field(default_factory=list, description=f"The first {FIRST_REASONS} skips and failures, "
-                                                                 "as 'item <n>: <reason>'.")
+                                                                 "as 'item <n>: <reason>' (deduplicate: 'memory <id>: <reason>').")
     groups: int = Field(default=0, description="Deduplicate: memories kept that others repeat.")
     archived: int = Field(default=0, description="Deduplicate: repeats archived (duplicate_of the kept one).")
 

@@ -2,9 +2,14 @@
 
 Both work inside one user's namespace of the caller's tenant (docs/deduplication.md):
 - exact: the same `content_hash` (NFC, collapsed whitespace, case folded);
-- near: cosine of the two texts' embeddings at or above a threshold.
+- near: cosine of the two texts' embeddings at or above a threshold, and no number, date, time,
+  weekday, month, name, identifier or negation differing between them (domain/duplicates.py: a
+  correction is its own memory, never merged).
 Nothing is ever erased: applying a grouping archives the repeats, names the kept memory in their
-metadata (`duplicate_of`) and in their history, so reopening one undoes it.
+metadata (`duplicate_of`) and in their history, so reopening one undoes it. Each archive is
+conditional on the version the comparison read (its metadata is computed from it): a memory written
+since is re-read and archived only if it is still a live repeat of a still live kept memory, else
+skipped; every memory is reported archived or skipped with the reason, never lost in an error.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import EditCommand, RetrieveCommand
+from mnemo.domain.duplicates import difference
 from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
+from mnemo.errors import ConflictError, MnemoError, NotFoundError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
+from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
 # Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
@@ -44,6 +52,11 @@ class DuplicateGroup(BaseModel):
     repeats: list[Duplicate]
 
 
+class Skipped(BaseModel):
+    id: str
+    reason: str
+
+
 class DedupReport(BaseModel):
     user_id: str
     threshold: float
@@ -52,20 +65,27 @@ class DedupReport(BaseModel):
     groups: list[DuplicateGroup]
     archived: list[str]
     dry_run: bool
+    skipped: list[Skipped] = Field(default_factory=list)  # repeats not archived after all, each with why
 
 
 class DuplicateService:
     def __init__(self, store: MemoryStore, memories: MemoryService, index: Callable[[], SearchIndex],
-                 embedder: Callable[[], Embedder]) -> None:
+                 embedder: Callable[[], Embedder], meter: Meter | None = None) -> None:
         self._store = store
+        self._meter = meter or Meter()  # a check precedes a write: none runs at the write cap
         self._memories = memories
         self._index = index
         self._embedder = embedder
 
-    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD) -> Duplicate | None:
+    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD, *,
+             room_checked: bool = False) -> Duplicate | None:
         """The live memory of this user that `text` repeats: an exact one first, else the nearest
-        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly."""
+        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly.
+        Refused, before any embedding, when the tenant's write limit has no room for the capture the
+        check precedes (`room_checked`: the caller checked room for all its checks at once)."""
         authorize(principal, Operation.FIND_DUPLICATES)
+        if not room_checked:
+            self._meter.require_room(principal, Operation.CAPTURE)
         wanted = content_hash(text)
         recent = [m for m in self._store.unindexed(principal.tenant, UNINDEXED_READ)
                   if m.user_id == user_id and m.status in LIVE]
@@ -78,7 +98,8 @@ class DuplicateService:
                 return Duplicate(memory=memory, kind="exact", similarity=1.0)
         for hit in hits:
             neighbour = near.get(hit.memory_id)
-            if neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold:
+            if (neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold
+                    and difference(text, neighbour.raw) is None):
                 return Duplicate(memory=neighbour, kind="semantic", similarity=round(hit.score, 4))
         return None
 
@@ -98,14 +119,46 @@ class DuplicateService:
         memories = sorted(memories[:SCAN_LIMIT], key=_age)
         groups = _group(memories, self._similarities(memories), threshold)
         archived: list[str] = []
+        skipped: list[Skipped] = []
         if not dry_run:
             for group in groups:
                 for repeat in group.repeats:
-                    metadata = {**repeat.memory.metadata, "duplicate_of": group.keep.id}
-                    self._memories.edit(principal, repeat.memory.id, EditCommand(status=Status.ARCHIVED, metadata=metadata))
-                    archived.append(repeat.memory.id)
+                    reason = self._archive(principal, repeat.memory, group.keep)
+                    if reason is None:
+                        archived.append(repeat.memory.id)
+                    else:
+                        skipped.append(Skipped(id=repeat.memory.id, reason=reason))
         return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
-                           archived=archived, dry_run=dry_run)
+                           archived=archived, dry_run=dry_run, skipped=skipped)
+
+    def _archive(self, principal: Principal, snapshot: Memory, keep: Memory) -> str | None:
+        """Archive `snapshot` as `duplicate_of` `keep`, conditional on the version compared: None when
+        archived, else why not. On a conflict the memory is re-read: one whose text is unchanged and
+        still live (only its metadata or enrichment moved) still repeats `keep`, so it is archived at
+        its new version with its new metadata; anything else is skipped. Never overwrites."""
+        memory = snapshot
+        for _ in range(2):
+            kept = self._store.get(principal.tenant, keep.id)
+            if kept is None or kept.status not in LIVE or kept.content_hash != keep.content_hash:
+                return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
+            command = EditCommand(status=Status.ARCHIVED, metadata={**memory.metadata, "duplicate_of": keep.id})
+            try:
+                self._memories.edit(principal, memory.id, command, expected_version=memory.version)
+                return None
+            except NotFoundError:
+                return "erased since it was read"
+            except ConflictError:
+                fresh = self._store.get(principal.tenant, memory.id)
+                if fresh is None:
+                    return "erased since it was read"
+                if fresh.status not in LIVE:
+                    return f"{fresh.status.value} since it was read"
+                if fresh.content_hash != snapshot.content_hash:
+                    return "its text changed since the comparison; run deduplication again"
+                memory = fresh
+            except MnemoError as exc:  # e.g. the write limit reached mid-run: what was done stays reported
+                return exc.message
+        return "changed again while being archived; run deduplication again"
 
     def live_ids(self, principal: Principal, user_id: str, limit: int | None = None) -> list[str]:
         """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
@@ -123,30 +176,35 @@ class DuplicateService:
                 break
         return [m.id for m in sorted(memories, key=_age)]
 
-    def archive_repeats(self, principal: Principal, user_id: str, memory_ids: list[str], threshold: float) -> tuple[int, int]:
+    def archive_repeats(self, principal: Principal, user_id: str, memory_ids: list[str],
+                        threshold: float) -> tuple[int, int, list[Skipped]]:
         """One chunk of a whole-user deduplication job, `memory_ids` oldest first: each still live memory
         that repeats an older live memory of the user (same hash, or at least `threshold` among its
         nearest indexed neighbours) is archived as `duplicate_of` the oldest such one. Chunks run oldest
         first and an archived memory never keeps another, so the grouping is `_group`'s (never
-        transitive) without comparing every pair. Answers (kept memories named, repeats archived)."""
+        transitive) without comparing every pair. Answers (kept memories named, repeats archived, repeats
+        skipped with why: erased or changed since they were read)."""
         authorize(principal, Operation.ARCHIVE)
         found = {m.id: m for m in self._store.get_many(principal.tenant, memory_ids)}
         memories = [found[i] for i in memory_ids if i in found and found[i].user_id == user_id and found[i].status in LIVE]
         vectors = self._embedder().embed([m.normalized_text for m in memories]) if memories else []
         kept: set[str] = set()
         archived = 0
+        skipped: list[Skipped] = []
         for memory, vector in zip(memories, vectors, strict=True):
             hits = {h.memory_id: h.score for h in self._index().similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
             older = [n for n in self._store.get_many(principal.tenant, list(hits))
                      if n.id != memory.id and n.user_id == user_id and n.status in LIVE and _age(n) < _age(memory)
-                     and (n.content_hash == memory.content_hash or hits[n.id] >= threshold)]
+                     and (n.content_hash == memory.content_hash or (hits[n.id] >= threshold and difference(n.raw, memory.raw) is None))]
             if older:
                 keep = min(older, key=_age)
-                metadata = {**memory.metadata, "duplicate_of": keep.id}
-                self._memories.edit(principal, memory.id, EditCommand(status=Status.ARCHIVED, metadata=metadata))
-                kept.add(keep.id)
-                archived += 1
-        return len(kept), archived
+                reason = self._archive(principal, memory, keep)
+                if reason is None:
+                    kept.add(keep.id)
+                    archived += 1
+                else:
+                    skipped.append(Skipped(id=memory.id, reason=reason))
+        return len(kept), archived, skipped
 
     def _similarities(self, memories: list[Memory]) -> list[list[float]]:
         """Pairwise cosines (unit vectors: the dot product). Plain Python, as services take no numpy:
@@ -168,7 +226,7 @@ def _age(memory: Memory) -> tuple[datetime, datetime, str]:
 
 def _group(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[DuplicateGroup]:
     """Oldest first, each memory not yet placed starts a group and takes every later one that
-    repeats it exactly or reaches `threshold` against it (not transitively: a chain of small
+    repeats it exactly, or reaches `threshold` against it with no distinguishing token differing (not transitively: a chain of small
     rewordings never merges two different facts)."""
     placed: set[int] = set()
     groups = []
@@ -181,7 +239,7 @@ def _group(memories: list[Memory], similarity: list[list[float]], threshold: flo
                 continue
             if memories[j].content_hash == keep.content_hash:
                 repeats.append(Duplicate(memory=memories[j], kind="exact", similarity=1.0))
-            elif similarity[i][j] >= threshold:
+            elif similarity[i][j] >= threshold and difference(keep.raw, memories[j].raw) is None:
                 repeats.append(Duplicate(memory=memories[j], kind="semantic", similarity=round(similarity[i][j], 4)))
             else:
                 continue

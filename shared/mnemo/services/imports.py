@@ -158,19 +158,22 @@ class ImportService:
         """Items without a source id, compared by content with the user's memories (per item) and with
         the items before them in this call, which are not stored yet, so the store cannot say."""
         kept, earlier = [], dict[str, str]()
+        checked = {content_hash(p.command.raw) for p in planned if p.source_id is None}
+        self._meter.require_room(principal, Operation.CAPTURE, count=len(checked))  # no free checks at the cap
         for p in planned:
             if p.source_id is None:
                 key = content_hash(p.command.raw)
                 original = earlier.get(key) or self._stored_duplicate(principal, user_id, p.command.raw)
                 if original is not None:
                     report.skipped.append(ImportFailure(index=p.index, reason=f"duplicate of {original}"))
+                    earlier[key] = original  # the same text again in this call: one check, not one per copy
                     continue
                 earlier[key] = p.memory_id
             kept.append(p)
         return kept
 
     def _stored_duplicate(self, principal: Principal, user_id: str, text: str) -> str | None:
-        found = self._duplicates().find(principal, user_id, text)
+        found = self._duplicates().find(principal, user_id, text, room_checked=True)
         return found.memory.id if found is not None else None
 
     def _write(self, principal: Principal, planned: list[PlannedItem], admission: Admission | None) -> None:

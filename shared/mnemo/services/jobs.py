@@ -175,8 +175,10 @@ class JobService:
         if job.kind is JobKind.IMPORT:
             summary = self._import(job, items, job.progress.done)
         else:
-            groups, archived = self._duplicates.archive_repeats(job.principal, job.user_id, [str(i) for i in items], job.threshold)
-            summary = JobSummary(groups=groups, archived=archived)
+            groups, archived, skipped = self._duplicates.archive_repeats(
+                job.principal, job.user_id, [str(i) for i in items], job.threshold)
+            summary = JobSummary(groups=groups, archived=archived, skipped=len(skipped),
+                                 reasons=[f"memory {s.id}: {s.reason}" for s in skipped])
         progress = job.progress.model_copy(update={"done": job.progress.done + len(items)})
         return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), job.step + 1 >= job.parts
 

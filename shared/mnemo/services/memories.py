@@ -292,18 +292,25 @@ class MemoryService:
         ]
 
     # -- changes -------------------------------------------------------------------------
-    def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None) -> Memory:
-        return self.revise(principal, memory_id, command, idempotency_key=idempotency_key).memory
+    def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None,
+             expected_version: int | None = None) -> Memory:
+        return self.revise(principal, memory_id, command, idempotency_key=idempotency_key,
+                           expected_version=expected_version).memory
 
     def revise(self, principal: Principal, memory_id: str, command: EditCommand, *,
-               idempotency_key: str | None = None) -> Revision:
+               idempotency_key: str | None = None, expected_version: int | None = None) -> Revision:
         """Apply an edit and say what was applied. An edit request is interpreted against the current
         text (once per distinct text, however often a concurrent write makes us re-read) and applied
-        whole or not at all; a keyed request already applied is not applied twice."""
+        whole or not at all; a keyed request already applied is not applied twice.
+        `expected_version`: the edit was computed from that version (deduplication's metadata is): it
+        applies only to it, once, and a memory that moved on raises ConflictError (never re-applied
+        to a newer version, which would overwrite what was written in between)."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
         self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
+        if expected_version is not None:
+            return self._edit(principal, memory_id, command, plans, key, expected_version)
         return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
 
     def _plan(self, request: str, text: str, plans: dict[str, EditPlan]) -> EditPlan:
@@ -314,8 +321,11 @@ class MemoryService:
         return plans[text]
 
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan],
-              key: str | None = None) -> Revision:
+              key: str | None = None, expected_version: int | None = None) -> Revision:
         current = self._load(principal, memory_id)
+        if expected_version is not None and current.version != expected_version:
+            raise ConflictError(f"memory {memory_id} is at version {current.version}, not the {expected_version} "
+                                "this change was computed from")
         if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key):
             return Revision(current, [], changed=False)  # applied already (its answer was lost): not twice
         text, status, action, detail, applied = current.raw, current.status, "edited", "", list[str]()

@@ -68,6 +68,21 @@ class Meter:
         if refused is not None:
             raise _error(refused, now)
 
+    def require_room(self, principal: Principal, operation: Operation, *, count: int = 1) -> None:
+        """Raise what `charge` would if `count` more `operation`s were charged now, counting nothing
+        (one consistent GetItem): the gate in front of work that only precedes a write, such as a
+        duplicate check (docs/tenancy.md "Duplicate checks"), so a tenant at its cap gets no free work."""
+        counter = METERED.get(operation)
+        if self._store is None or counter is None or count == 0:
+            return
+        now = self._clock()
+        plan, used = self._store.get(principal.tenant, month_of(now))
+        if plan.status != TenantStatus.ACTIVE:
+            raise _error(plan.status, now)
+        limit = plan.limits.get(counter)
+        if limit is not None and used.get(counter, 0) + count > limit:
+            raise _limit(counter, now)
+
     def count_intents(self, tenant: str, edge_uuids: Sequence[str], *, capped: bool = False) -> int:
         """One `intents` credit per annotated edge, each edge counted once however often the call that
         annotated it is replayed (an SQS redelivery, a reindex, a retried transaction); returns how many

@@ -93,15 +93,16 @@ def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
 
 def deduplicated(report: DedupReport) -> CallToolResult:
     repeats = sum(len(g.repeats) for g in report.groups)
-    verb = "would archive" if report.dry_run else "archived"
-    head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; {verb} {repeats}."
+    head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; "
+    head += f"would archive {repeats}." if report.dry_run else f"archived {len(report.archived)}, skipped {len(report.skipped)}."
     if report.more:
         head += " More memories remain beyond this scan: apply, then run again to continue."
     lines = [head]
     for group in report.groups:
         lines.append(f"Keep {group.keep.id} ({group.reason}): {group.keep.raw}")
         lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {d.memory.raw}" for d in group.repeats]
-    if not report.dry_run and repeats:
+    lines += [f"Skipped {s.id}: {s.reason}" for s in report.skipped]
+    if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
     return result("\n".join(lines), report)
 

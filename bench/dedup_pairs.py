@@ -1,0 +1,82 @@
+"""The labelled duplicate pairs (tests/data/dedup_pairs.jsonl) through the shipped local MiniLM: how
+many distinct pairs each decision merges and how many repeats it catches, on the development pairs
+and on the held-out third (frozen by hash before the rule was written; tests/unit/test_dedup_pairs.py).
+
+    PYTHONPATH=shared:. .venv/bin/python bench/dedup_pairs.py [--model-dir DIR] [--show]
+
+Decisions: "cosine" is the old one (same content hash, or cosine at or above the threshold);
+"rule" is mnemo.domain.duplicates.same_memory (the same hash, or the cosine and no distinguishing
+token differing). Thresholds: 0.92 (add_memory's) and 0.85 (deduplicate_memories' default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import operator
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+THRESHOLDS = (0.92, 0.85)
+
+
+def cosines(pairs: list[dict[str, Any]], model_dir: str) -> list[float]:
+    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+    texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
+    vectors = dict(zip(texts, LocalMiniLmEmbedder(model_dir, batch_size=32).embed(texts), strict=True))
+    return [sum(map(operator.mul, vectors[p["a"]], vectors[p["b"]])) for p in pairs]
+
+
+def decide(pair: dict[str, Any], cosine: float, threshold: float, rule: bool) -> bool:
+    from mnemo.domain.duplicates import same_memory
+    from mnemo.domain.models import content_hash
+
+    same_hash = content_hash(pair["a"]) == content_hash(pair["b"])
+    if rule:
+        return same_memory(pair["a"], pair["b"], same_hash=same_hash, cosine=cosine, threshold=threshold)
+    return same_hash or cosine >= threshold
+
+
+def figures(pairs: list[dict[str, Any]], scores: list[float], threshold: float, rule: bool) -> dict[str, Any]:
+    merged = [decide(p, s, threshold, rule) for p, s in zip(pairs, scores, strict=True)]
+    distinct = [m for p, m in zip(pairs, merged, strict=True) if p["label"] == "distinct"]
+    exact = [m for p, m in zip(pairs, merged, strict=True) if p["kind"] == "exact_repeat"]
+    para = [m for p, m in zip(pairs, merged, strict=True) if p["kind"] == "paraphrase"]
+    wrong = [p for p, m in zip(pairs, merged, strict=True) if m and p["label"] == "distinct"]
+    return {"distinct_merged": sum(distinct), "distinct": len(distinct), "exact_recall": sum(exact) / len(exact),
+            "paraphrase_recall": sum(para) / len(para), "paraphrases": len(para), "wrong": wrong}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model-dir", default=os.environ.get("MNEMO_MODEL_DIR") or str(REPO_ROOT / "models" / "minilm"))
+    parser.add_argument("--show", action="store_true", help="list every distinct pair a decision merges")
+    args = parser.parse_args()
+    from tests.unit.test_dedup_pairs import is_held_out, load_pairs
+
+    pairs = load_pairs()
+    scores = cosines(pairs, args.model_dir)
+    print(f"{platform.machine()}, CPython {platform.python_version()}; {len(pairs)} pairs, "
+          f"{sum(map(is_held_out, pairs))} held out")
+    print(f"{'split':<9} {'decision':<8} {'threshold':>9} {'distinct merged':>16} {'exact recall':>13} {'paraphrase recall':>18}")
+    for split, chosen in (("dev", [not is_held_out(p) for p in pairs]), ("held-out", [is_held_out(p) for p in pairs])):
+        subset = [p for p, c in zip(pairs, chosen, strict=True) if c]
+        sub_scores = [s for s, c in zip(scores, chosen, strict=True) if c]
+        for rule in (False, True):
+            for threshold in THRESHOLDS:
+                f = figures(subset, sub_scores, threshold, rule)
+                print(f"{split:<9} {'rule' if rule else 'cosine':<8} {threshold:>9.2f} "
+                      f"{f['distinct_merged']:>7} of {f['distinct']:<6} {f['exact_recall']:>13.2f} "
+                      f"{f['paraphrase_recall']:>11.2f} of {f['paraphrases']:<3}")
+                if args.show:
+                    for p in f["wrong"]:
+                        print(f"    merged {p['kind']}: {p['a']!r} / {p['b']!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""When two texts are the same memory (docs/deduplication.md "What counts as a duplicate").
+
+A cosine alone cannot tell a paraphrase from a correction: "Monday at 3pm" and "Tuesday at 3pm" embed
+at 0.95, "allergic" and "not allergic" at 0.97. So a high cosine is necessary but not sufficient: the
+two texts must also agree on every token that makes a statement a different one. `difference` names
+the first such disagreement, or answers None when there is none:
+
+- numbers: digit runs (thousands separators dropped, leading zeros ignored) and spelled numbers up
+  to twenty, tens, ordinals up to twelfth, so "2 kids" agrees with "two kids", "3pm" with "3 pm";
+- identifiers: tokens mixing letters and digits (hunter2, JIRA-4821, eu-west-1, 14C, cobalt07);
+- weekdays and months (plural folded: "Mondays" is Monday; "May" and "March" only capitalised);
+- times of day and relative days: am/pm after a number, noon, midnight, morning, afternoon, evening,
+  today, tomorrow, yesterday, tonight, next, last;
+- names: capitalised words (beyond "I" and a list of common sentence openers) that the other text
+  does not contain in any case, so "Dinner on Friday" agrees with "... dinner ...";
+- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot.
+
+Pure functions, no I/O: services/duplicates.py applies them to every comparison it makes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["difference", "same_memory"]
+
+_WORD = re.compile(r"[^\W_](?:[\w'’.#/-]*[^\W_])?")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|without|cannot)\b|n['’]t\b")
+_SUFFIXED_NUMBER = re.compile(r"\d+(?:st|nd|rd|th|am|pm)")  # 3rd, 3pm: a number, not an identifier
+
+
+def _listed(words: str) -> list[str]:  # word lists read as prose; a list literal of 100 quoted words does not
+    return words.split()
+
+
+_SPELLED = {w: str(n) for n, w in enumerate(
+    _listed("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty"))}
+_SPELLED |= {w: str(10 * n) for n, w in enumerate(_listed("thirty forty fifty sixty seventy eighty ninety"), start=3)}
+_SPELLED |= {w: str(n) for n, w in enumerate(
+    _listed("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"), start=1)}
+_SPELLED |= {"hundred": "100", "thousand": "1000", "million": "1000000", "dozen": "12"}
+_WEEKDAYS = {d: d for d in _listed("monday tuesday wednesday thursday friday saturday sunday")}
+_MONTHS = {m: m for m in _listed("january february march april may june july august september october november december")}
+_CAPITAL_ONLY_MONTHS = {"may", "march"}  # also a verb: a month only when capitalised
+_TIMES = {"noon", "midnight", "morning", "afternoon", "evening", "today", "tomorrow", "yesterday", "tonight", "next", "last"}
+_MERIDIEM = {"am": "am", "pm": "pm", "a.m": "am", "p.m": "pm"}
+# Capitalised words that open sentences (or are the pronoun I): not names.
+_OPENERS = set(_listed("""
+i i'm i'd i've i'll a an the this that these those my our your his her their its we you he she they it there
+here please and but or so if when while since because as at on in of for to from by with after before during
+every each all some any no not never do does did don't is are was were be been will would can could should
+may might must let let's also just then now yes ok okay hi hello remind call send use note what who where why how
+"""))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFC", text))
+
+
+def _fold(word: str) -> str:
+    return word.casefold().replace("’", "'")
+
+
+def _numbers(text: str) -> set[str]:
+    found = {_number(m) for m in _NUMBER.findall(text)}
+    return found | {_SPELLED[w] for w in (_fold(w) for w in _words(text)) if w in _SPELLED}
+
+
+def _number(digits: str) -> str:
+    value = digits.replace(",", "")
+    if "." in value:
+        whole, fraction = value.split(".", 1)
+        fraction = fraction.rstrip("0")
+        return f"{int(whole)}.{fraction}" if fraction else str(int(whole))
+    return str(int(value))
+
+
+def _identifiers(text: str) -> set[str]:
+    return {_fold(w) for w in _words(text)
+            if any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _SUFFIXED_NUMBER.fullmatch(_fold(w))}
+
+
+def _calendar(text: str) -> set[str]:
+    """Weekdays, months, times of day and relative days the text names (plurals folded)."""
+    found: set[str] = set()
+    words = _words(text)
+    for index, word in enumerate(words):
+        folded = _fold(word)
+        single = folded[:-1] if folded.endswith("s") else folded
+        if single in _WEEKDAYS:
+            found.add(single)
+        elif folded in _MONTHS and (folded not in _CAPITAL_ONLY_MONTHS or word[0].isupper()):
+            found.add(folded)
+        elif single in _TIMES:
+            found.add(single)
+        elif folded.rstrip(".") in _MERIDIEM and index > 0 and words[index - 1][-1].isdigit():
+            found.add(_MERIDIEM[folded.rstrip(".")])  # "3 pm"; "I am" is no time
+        match = re.fullmatch(r"\d+(am|pm)", folded)
+        if match:
+            found.add(match.group(1))
+    return found
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words; weekdays and months are compared as such (plurals folded), not as names."""
+    names = {_fold(w).removesuffix("'s") for w in _words(text) if w[0].isupper() and not any(c.isdigit() for c in w)}
+    return {n for n in names if n not in _OPENERS and n not in _MONTHS and n.removesuffix("s") not in _WEEKDAYS}
+
+
+def _negations(text: str) -> int:
+    return len(_NEGATION.findall(text.casefold()))
+
+
+def difference(a: str, b: str) -> str | None:
+    """The first kind of token on which the two texts disagree, with the tokens, or None."""
+    for kind, read in (("numbers", _numbers), ("identifiers", _identifiers), ("dates and times", _calendar)):
+        left, right = read(a), read(b)
+        if left != right:
+            return f"{kind} differ: {_show(left - right)} vs {_show(right - left)}"
+    words_a, words_b = {_fold(w) for w in _words(a)}, {_fold(w) for w in _words(b)}
+    missing = sorted(n for n in _names(a) if n not in words_b and n + "'s" not in words_b) + sorted(
+        n for n in _names(b) if n not in words_a and n + "'s" not in words_a)
+    if missing:
+        return f"names differ: {', '.join(missing)}"
+    if _negations(a) != _negations(b):
+        return "negation differs"
+    return None
+
+
+def _show(tokens: set[str]) -> str:
+    return "{" + ", ".join(sorted(tokens)) + "}" if tokens else "{}"
+
+
+def same_memory(a: str, b: str, *, same_hash: bool, cosine: float, threshold: float) -> bool:
+    """An exact repeat (the same content hash) always is; otherwise the cosine must reach the
+    threshold and the texts agree on every distinguishing token."""
+    return same_hash or (cosine >= threshold and difference(a, b) is None)

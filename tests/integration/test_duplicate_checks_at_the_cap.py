@@ -1,0 +1,61 @@
+"""Duplicate checks are no free work at the write cap (issue 26 item 8, docs/tenancy.md "Duplicate
+checks"): a check runs only when the write limit has room for the captures it precedes, so a tenant at
+its cap importing 150 copies of an existing memory is refused before any embedding or k-NN query;
+under the cap the same import skips them as duplicates (the control)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemo.domain.tenancy import Counter
+from tests.integration.conftest import auth
+from tests.integration.test_tenancy import call as mcp_call  # JSON-RPC over the app
+from tests.integration.test_tenancy import text
+
+
+class Counting:
+    """Counts the embedder's calls (each a batch the duplicate check would embed)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.calls, self._embed = 0, embedder.embed
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        return self._embed(texts)
+
+
+def test_at_the_write_cap_an_import_of_copies_is_refused_before_any_embedding(http, container, monkeypatch) -> None:  # noqa: ANN001
+    original = http.post("/v1/memories", json={"content": "My bank PIN is 4471.", "user_id": "cap"}, headers=auth())
+    assert original.status_code == 201, original.text
+    counting = Counting(container.embedder)
+    monkeypatch.setattr(container.embedder, "embed", counting.embed)
+    copies = {"user_id": "cap", "data": [{"content": "My bank PIN is 4471."}] * 150}
+
+    container.meter.configure("local", {Counter.WRITES: 1}, None)  # at the cap: the capture above used it
+    refused = http.post("/v1/import", json=copies, headers=auth())
+    assert refused.status_code == 429, refused.text[:300]
+    assert refused.json() == {"error": {"code": "quota_exceeded", "message": "monthly write limit reached"}}
+    assert counting.calls == 0  # no embedding, hence no k-NN query either
+    assert container.meter.usage("local").used[Counter.WRITES] == 1
+
+    container.meter.configure("local", {Counter.WRITES: None}, None)  # the control: under the cap
+    report = http.post("/v1/import", json=copies, headers=auth())
+    assert report.status_code == 200, report.text
+    body = report.json()
+    assert body["imported"] == [] and len(body["skipped"]) == 150
+    assert {s["reason"] for s in body["skipped"]} == {f"duplicate of {original.json()['id']}"}
+    assert counting.calls == 1  # one check: the 149 others repeat the first within the call
+    assert container.meter.usage("local").used[Counter.WRITES] == 1  # a skipped duplicate is never charged
+
+
+def test_at_the_write_cap_add_memory_is_refused_before_its_duplicate_check(http, container, monkeypatch) -> None:  # noqa: ANN001
+    assert http.post("/v1/memories", json={"content": "My bank PIN is 4471."}, headers=auth()).status_code == 201
+    counting = Counting(container.embedder)
+    monkeypatch.setattr(container.embedder, "embed", counting.embed)
+    container.meter.configure("local", {Counter.WRITES: 1}, None)
+    refused = mcp_call(http, "/mcp/r3", "add_memory", {"content": "My bank PIN is 4471."})
+    assert refused["isError"] and text(refused) == "quota_exceeded: monthly write limit reached" and counting.calls == 0
+    container.meter.configure("local", {Counter.WRITES: 2}, None)  # the control: room for one capture
+    found = mcp_call(http, "/mcp/r3", "add_memory", {"content": "My bank PIN is 4471."})
+    assert not found.get("isError") and text(found).startswith("Already saved (id: ")
+    assert counting.calls == 1

@@ -1,0 +1,73 @@
+"""The duplicate rule (mnemo.domain.duplicates) on the labelled pairs (tests/data/dedup_pairs.jsonl):
+every distinct pair that differs in a number, date, month, weekday, time, name, identifier or negation
+is refused whatever the cosine; exact repeats always merge; and with the shipped MiniLM the figures
+of docs/deduplication.md hold on the whole set."""
+
+from __future__ import annotations
+
+import operator
+import os
+from pathlib import Path
+
+import pytest
+
+from mnemo.domain.duplicates import difference, same_memory
+from mnemo.domain.models import content_hash
+from tests.unit.test_dedup_pairs import load_pairs
+
+MODEL_DIR = Path(os.environ.get("MNEMO_MODEL_DIR") or Path(__file__).resolve().parents[2] / "models" / "minilm")
+TOKEN_KINDS = {"number", "date", "month", "weekday", "time", "name", "identifier", "negation", "template"}
+# The one pair labelled negation that carries no negation word: a verb of absence, left to the cosine.
+VERB_OF_ABSENCE = ("I remember the door code.", "I forgot the door code.")
+
+
+def test_issue_examples_are_distinct_and_say_why() -> None:
+    assert difference("The team meeting is on Monday at 3pm.", "The team meeting is on Tuesday at 3pm.") == (
+        "dates and times differ: {monday} vs {tuesday}")
+    assert difference("I am allergic to peanuts", "I am not allergic to peanuts") == "negation differs"
+    assert difference("release on 2025-03-01", "release on 2025-04-15") is not None
+    assert difference("Invoice 1003 is paid.", "Invoice 1001 is paid.") is not None
+    assert difference("the cobalt00 lighthouse", "the cobalt01 lighthouse") is not None
+    # the controls: rewordings that keep every distinguishing token agree
+    assert difference("The team meeting is on Monday at 3pm.", "Team meeting: Monday at 3 pm.") is None
+    assert difference("I don't eat pork.", "I do not eat pork.") is None
+    assert difference("I have two kids.", "I've got 2 kids.") is None
+    assert difference("I am allergic to peanuts.", "I'm allergic to peanuts.") is None  # "am" is no time
+
+
+def test_no_distinct_pair_of_a_token_kind_merges_even_at_cosine_one() -> None:
+    pairs = load_pairs()
+    covered = [p for p in pairs if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != VERB_OF_ABSENCE]
+    assert len(covered) >= 120
+    merged = [p for p in covered if same_memory(p["a"], p["b"], same_hash=False, cosine=1.0, threshold=0.5)]
+    assert merged == []
+    exact = [p for p in pairs if p["kind"] == "exact_repeat"]
+    assert all(same_memory(p["a"], p["b"], same_hash=content_hash(p["a"]) == content_hash(p["b"]), cosine=0.0,
+                           threshold=1.0) for p in exact)  # an exact repeat merges whatever the cosine
+
+
+@pytest.mark.skipif(not (MODEL_DIR / "model.safetensors").is_file(), reason="MiniLM model not fetched (make model)")
+def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
+    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+    pairs = load_pairs()
+    texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
+    vectors = dict(zip(texts, LocalMiniLmEmbedder(MODEL_DIR, batch_size=32).embed(texts), strict=True))
+    cosine = [sum(map(operator.mul, vectors[p["a"]], vectors[p["b"]])) for p in pairs]
+
+    def merged(threshold: float, rule: bool) -> list[dict[str, str]]:
+        return [p for p, c in zip(pairs, cosine, strict=True)
+                if (same_memory(p["a"], p["b"], same_hash=content_hash(p["a"]) == content_hash(p["b"]), cosine=c,
+                                threshold=threshold) if rule else content_hash(p["a"]) == content_hash(p["b"]) or c >= threshold)]
+
+    for threshold in (0.92, 0.85):
+        after = merged(threshold, rule=True)
+        wrong = [p for p in after if p["label"] == "distinct"]
+        assert [p for p in wrong if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != VERB_OF_ABSENCE] == []
+        assert all(p in after for p in pairs if p["kind"] == "exact_repeat")  # exact recall 1.00
+        before = [p for p in merged(threshold, rule=False) if p["label"] == "distinct"]
+        assert len(before) >= 50 and len(wrong) <= 4  # the control: cosine alone merges dozens
+    # add_memory's threshold: only the word-order swap (a substitution) merges, nothing of a token kind
+    assert [(p["kind"]) for p in merged(0.92, rule=True) if p["label"] == "distinct"] == ["substitution"]
+    paraphrases = [p for p in pairs if p["kind"] == "paraphrase"]
+    assert sum(p in merged(0.85, rule=True) for p in paraphrases) / len(paraphrases) >= 0.9
