@@ -93,9 +93,11 @@ class ImportService:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc
 
-    def run(self, principal: Principal, data: Any, *, user_id: str, skip_duplicates: bool) -> ImportReport:
-        """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why."""
+    def run(self, principal: Principal, data: Any, *, user_id: str | None, skip_duplicates: bool) -> ImportReport:
+        """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why.
+        `user_id`: whose memories the items become (None: the key's own user if bound, else "default")."""
         authorize(principal, Operation.IMPORT)
+        user_id = principal.user_for(user_id)
         items = items_of(data)
         if len(items) > MAX_ITEMS:
             raise ValidationFailed(f"data: must hold at most {MAX_ITEMS} items per call; it holds {len(items)}")

@@ -94,7 +94,7 @@ def new_memory(principal: Principal, command: CaptureCommand, memory_id: str, *,
                status: Status = Status.OPEN, source_id: str | None = None) -> Memory:
     """A memory as a capture (or an import, which sets its status and source) first stores it."""
     return Memory(
-        id=memory_id, tenant=principal.tenant, user_id=principal.confine(command.user_id) or command.user_id,
+        id=memory_id, tenant=principal.tenant, user_id=principal.user_for(command.user_id),
         agent_id=command.agent_id or command.author or principal.key_prefix, group_id=command.group_id,
         author=command.author_kind, raw=command.raw, normalized_text=normalize_text(command.raw), status=status,
         metadata=command.metadata, confidence=command.confidence, extract=command.extract,
@@ -184,9 +184,12 @@ class MemoryService:
 
     # -- reads ---------------------------------------------------------------------------
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:
-        """The namespace a read covers: the key's tenant, then the levels the command pins."""
+        """The namespace a read covers: the key's tenant, then the levels the command pins. A user_id the
+        caller did not give (the command's "default") is the key's own user for a user-bound key."""
+        named = "user_id" in command.model_fields_set
         return NamespaceFilter(
-            tenant=principal.tenant, user_id=principal.confine(command.user_id), agent_id=command.agent_id,
+            tenant=principal.tenant, user_id=principal.confine(command.user_id) if named else principal.user_for(None),
+            agent_id=command.agent_id,
             group_id=command.group_id,
         )
 
