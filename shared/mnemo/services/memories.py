@@ -139,10 +139,14 @@ class MemoryService:
         duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
-        self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
-        memory = new_memory(principal, command, memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
-                            now=now)
+        keyed = idempotency.memory_id_for(principal.tenant, principal.key_prefix, key) if key and memory_id is None else None
+        memory = new_memory(principal, command, memory_id or keyed or self._new_id(), now=now)
+        explicit_time = command.captured_at is not None
+        if keyed is not None and (first := self._store.get(principal.tenant, keyed)) is not None:
+            # A replay is looked up before metering: it answers as the first request did, even at the cap.
+            return self._replayed(first, memory, explicit_time=explicit_time)
+        self._meter.charge(principal, Operation.CAPTURE)
         created = Activity(memory_id=memory.id, version=1, action="created", actor=principal.key_prefix, at=now,
                            detail="captured", request_key=key)
         try:
@@ -151,13 +155,21 @@ class MemoryService:
             if memory_id is not None:  # the caller chose the id: its existing is the answer (an import's rerun)
                 raise ConflictError(f"memory {memory_id} already exists") from exc
             stored = self._store.get(principal.tenant, memory.id)
-            if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
-                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc
-            memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
-            if memory.enrichment.state != EnrichmentState.PENDING:
-                return memory
+            if stored is None:
+                raise ConflictError(idempotency.REUSED) from exc
+            return self._replayed(stored, memory, explicit_time=explicit_time)  # an earlier attempt's answer was lost
         self._enqueue(memory)
         return memory
+
+    def _replayed(self, stored: Memory, attempt: Memory, *, explicit_time: bool) -> Memory:
+        """The answer to a repeat of the capture that stored `stored`: that memory (queued again if its
+        enrichment is still pending: the first attempt may have died before its send), or 409 when the
+        key was used for a different request."""
+        if not idempotency.same_capture(stored, attempt, explicit_time=explicit_time):
+            raise ConflictError(idempotency.REUSED)
+        if stored.enrichment.state == EnrichmentState.PENDING:
+            self._enqueue(stored)
+        return stored
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
         authorize(principal, Operation.READ)
@@ -300,6 +312,10 @@ class MemoryService:
         whole or not at all; a keyed request already applied is not applied twice."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
+        if key is not None:  # a replay is looked up before metering: it answers as the first did, even at the cap
+            current = self._load(principal, memory_id)
+            if idempotency.applied(self._store.history(principal.tenant, memory_id), key, principal.key_prefix):
+                return Revision(current, [], changed=False)
         self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
         return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
@@ -314,7 +330,7 @@ class MemoryService:
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan],
               key: str | None = None) -> Revision:
         current = self._load(principal, memory_id)
-        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key):
+        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key, principal.key_prefix):
             return Revision(current, [], changed=False)  # applied already (its answer was lost): not twice
         text, status, action, detail, applied = current.raw, current.status, "edited", "", list[str]()
         if command.raw_text is not None:

@@ -132,8 +132,9 @@ def scope_view(service: MemoryService, caller: Principal, command: RetrieveComma
     return {**service.scope(caller, command).levels(), "author": author}
 
 
-IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters): a retry with the same "
-                   "key returns the first answer instead of writing again; the same key with a different body is 409.")
+IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters), scoped to your API key: a "
+                   "retry with the same key returns the first answer instead of writing again (also at the write cap, "
+                   "uncounted); the same key with a different body is 409.")
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
 
 
