@@ -298,7 +298,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     def import_memories(
         source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: pull a mem0 account (when the deployment enables it).")],
         data: Annotated[list[Any] | dict[str, Any] | None, Field(description="source=json: an array of items, or an object with results or memories.")] = None,
-        file_path: Annotated[str | None, Field(description="source=json_file: a JSON file readable by the local server.")] = None,
+        file_path: Annotated[str | None, Field(max_length=4096, description="source=json_file: a JSON file in the server's import directory (MNEMO_IMPORT_DIR; a path relative to it, or inside it). Off unless the operator sets it.")] = None,
         api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
         batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
@@ -314,7 +314,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                                                                skip_duplicates=skip_duplicates), "the mem0 import")
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
-        payload = data if source == "json" else services.imports.read_file(file_path or "")
+        payload = data if source == "json" else services.import_files.read(file_path or "")
         done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
                                           skip_duplicates=skip_duplicates, chunk=batch_size)
         if isinstance(done, JobReceipt):
