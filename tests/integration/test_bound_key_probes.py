@@ -202,3 +202,14 @@ def test_an_import_item_naming_another_user_fails_for_a_bound_key(http, world) -
     # control: the unbound key imports both (the call's user_id decides where items go)
     as_admin = http.post("/v1/import", json={"data": items, "user_id": "carol"}, headers=auth()).json()
     assert len(as_admin["imported"]) == 2 and not as_admin["failed"]
+
+
+def test_a_bound_key_reads_no_job_of_another_user(http, world) -> None:  # noqa: ANN001
+    items = [{"content": f"bob's imported note {i}"} for i in range(201)]  # past the synchronous limit: a job
+    started = http.post("/v1/import", json={"data": items}, headers=auth(world["bob"]))
+    assert started.status_code == 202, started.text
+    job = started.json()["job_id"]
+    assert http.get(f"/v1/jobs/{job}", headers=auth(world["bob"])).status_code == 200  # control: bob reads his job
+    theirs = http.get(f"/v1/jobs/{job}", headers=auth(world["alice"]))
+    nothing = http.get("/v1/jobs/00000000-0000-4000-8000-000000000000", headers=auth(world["alice"]))
+    assert theirs.status_code == nothing.status_code != 200 and theirs.json() == nothing.json()  # as if it did not exist

@@ -110,7 +110,8 @@ class JobService:
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
         job = self._jobs.get(principal.tenant, job_id)
-        if job is None:
+        # Another user's job, to a user-bound key, is answered as no job at all (never an existence oracle).
+        if job is None or not principal.sees(job.user_id):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
         authorize(principal, Operation.READ_WORK_JOB)
         return job.receipt()
