@@ -92,7 +92,8 @@ USER_FILTER = ("Whose memories: a user id (default `default`; a key bound to a u
 
 
 class SearchMemories(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `threshold: true` or `top_k: true` is refused, not read as 1 (the schema says number / integer)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=MAX_TEXT_BYTES)
     user_id: UserFilter | None = Field(default=None, description=USER_FILTER)
