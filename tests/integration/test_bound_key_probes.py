@@ -96,6 +96,8 @@ PROBES: list[tuple[str, Probe, str | None]] = [
      mcp("/mcp/r3", "update_memory", lambda w, u: {"memory_id": w["memory"], "metadata": {"k": 1}, "user_id": u}), "bees"),
     ("r3 get_all_memories user_id", mcp("/mcp/r3", "get_all_memories", lambda w, u: {"user_id": u}), "bees"),
     ("r3 deduplicate_memories user_id", mcp("/mcp/r3", "deduplicate_memories", lambda w, u: {"user_id": u}), None),
+    ("r3 deduplicate_memories dry_run=false user_id",
+     mcp("/mcp/r3", "deduplicate_memories", lambda w, u: {"user_id": u, "dry_run": False}), None),
     ("r3 import_memories user_id",
      mcp("/mcp/r3", "import_memories", lambda w, u: {"source": "json", "data": [{"content": "imported"}], "user_id": u}), None),
     ("thrindex store_memory user_id", mcp("/mcp/thrindex", "store_memory", lambda w, u: {"content": "a note", "user_id": u}), None),
