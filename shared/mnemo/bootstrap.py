@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
     from mnemo.services.graph_traversal import GraphTraversal
+    from mnemo.services.import_files import ImportFiles
     from mnemo.services.imports import ImportService
     from mnemo.services.jobs import JobService
     from mnemo.services.keys import KeyService
@@ -286,17 +287,20 @@ class Container:
 
     @cached_property
     def imports(self) -> ImportService:
-        import os
-
         from mnemo.services.fact_imports import FactImports
         from mnemo.services.imports import ImportService
 
         recorded = FactImports(self.fact_store, upkeep=self.fact_upkeep, meter=self.meter, clock=self.clock)
-        # Lambda sets AWS_LAMBDA_FUNCTION_NAME: there, a file path names nothing the caller owns.
         return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
                              erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
-                             files_allowed="AWS_LAMBDA_FUNCTION_NAME" not in os.environ, recorded=recorded,
-                             fence=self.write_fence)
+                             recorded=recorded, fence=self.write_fence)
+
+    @cached_property
+    def import_files(self) -> ImportFiles:
+        """r3 json_file imports: only inside MNEMO_IMPORT_DIR, off when it is unset (as on Lambda)."""
+        from mnemo.services.import_files import ImportFiles
+
+        return ImportFiles(self.settings.import_dir)
 
     @cached_property
     def exports(self) -> ExportService:

@@ -58,6 +58,13 @@ class ForbiddenError(MnemoError):
     code = "missing_scope"
 
 
+class BoundKeyError(ForbiddenError):
+    """A user-bound key named another user: refused, never silently redirected to its own user (an
+    answer about "bob" that is really alice's, or a duplicate check against bob's text, misleads or leaks)."""
+
+    code = "bound_to_user"
+
+
 class QuotaExceededError(MnemoError):
     """A monthly cap (writes, intents, retrievals) is reached; `resets_at` is when the month ends and
     `retry_after` the whole seconds until then, by the service's clock."""

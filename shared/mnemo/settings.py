@@ -55,6 +55,10 @@ class MnemoSettings(BaseSettings):
         "eventually consistent on AWS (template.yaml sets 5), not on the local stack (docs/erasure.md)."))
     mem0_api_url: str = Field(default="https://api.mem0.ai", description="mem0's platform API (tests point it at a local fake).")
 
+    import_dir: str = Field(default="", description=(
+        "The folder r3 import_memories source json_file may read (paths resolved, symlinks and .. included; "
+        "anything outside is refused). Empty: json_file is off. `make dev` sets ./imports."))
+
     public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values MCP accepts.")

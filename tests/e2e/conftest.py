@@ -65,6 +65,8 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     log = tmp_path_factory.mktemp("server") / "server.log"
-    process, base = start_server(log)
+    imports = REPO / "imports"  # what `make dev` sets and creates (the README's r3 import example writes there)
+    imports.mkdir(exist_ok=True)
+    process, base = start_server(log, MNEMO_IMPORT_DIR=str(imports))
     yield LocalServer(base=base, key=TEST_KEY, log=log)
     stop_server(process)

@@ -31,6 +31,7 @@ INSPECTOR = REPO / "tests" / "e2e" / "inspector"
 PRINTS = {
     "capture_thought": "Standups are Tuesdays at 10am",  # the Python client finds the thought it captured
     "--method tools/list": '"retrieve_thoughts"',  # the Inspector lists the tools
+    "r3-export.json": "Imported 1, skipped 0, failed 0",  # the r3 file import, from make dev's import directory
 }
 
 

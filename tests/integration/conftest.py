@@ -42,10 +42,10 @@ def auth(key: str = TEST_KEY) -> dict[str, str]:
     return {"authorization": f"Bearer {key}"}
 
 
-def mcp_call(http: TestClient, tool: str, arguments: dict[str, Any], key: str = TEST_KEY) -> dict[str, Any]:
-    """One stateless JSON-RPC tools/call; returns the JSON-RPC result."""
+def mcp_call(http: TestClient, tool: str, arguments: dict[str, Any], key: str = TEST_KEY, path: str = "/mcp") -> dict[str, Any]:
+    """One stateless JSON-RPC tools/call (at `path`: a profile's endpoint); returns the JSON-RPC result."""
     body = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-    response = http.post("/mcp", json=body, headers={**MCP_HEADERS, **auth(key), "mcp-protocol-version": "2025-06-18"})
+    response = http.post(path, json=body, headers={**MCP_HEADERS, **auth(key), "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 200, response.text
     return response.json()["result"]
 

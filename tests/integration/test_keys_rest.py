@@ -83,22 +83,28 @@ def test_last_used_is_written_at_most_once_a_minute_per_key(http, container) -> 
     assert listed[key["prefix"]]["last_used_at"] is not None
 
 
-def test_a_bound_key_reads_and_writes_only_its_user_whatever_it_asks(http) -> None:  # noqa: ANN001
+BOUND = 'user_id: this key is bound to user "ana"'
+
+
+def test_a_bound_key_reads_and_writes_only_its_user_and_may_name_no_other(http) -> None:  # noqa: ANN001
     ana = new_key(http, user_id="ana")["secret"]
     # the tenant's admin key writes a memory for bob (control: it exists and the admin sees it)
     bob = http.post("/v1/memories", json={"content": "bob's secret plan", "user_id": "bob"}, headers=auth()).json()
     assert http.get(f"/v1/memories/{bob['id']}", headers=auth()).status_code == 200
-    # ana's key asks for bob's memory by id, by user_id, by search: nothing of bob's comes back
+    # ana's key asks for bob's memory by id: not found; by user_id (list, search): refused, naming the rule
     assert http.get(f"/v1/memories/{bob['id']}", headers=auth(ana)).status_code == 404
-    listed = http.get("/v1/memories", params={"user_id": "bob"}, headers=auth(ana)).json()
-    assert listed["scope"]["user_id"] == "ana" and bob["id"] not in str(listed)
-    found = http.post("/v1/memories/search", json={"query": "secret plan", "user_id": "bob"}, headers=auth(ana)).json()
-    assert bob["id"] not in str(found)
+    listed = http.get("/v1/memories", params={"user_id": "bob"}, headers=auth(ana))
+    assert listed.status_code == 403 and listed.json()["error"] == {"code": "bound_to_user", "message": BOUND}
+    found = http.post("/v1/memories/search", json={"query": "secret plan", "user_id": "bob"}, headers=auth(ana))
+    assert found.status_code == 403 and bob["id"] not in found.text
     assert http.patch(f"/v1/memories/{bob['id']}", json={"content": "hijacked"}, headers=auth(ana)).status_code == 404
-    # a write that names bob is stored as ana's, and ana finds it
-    mine = http.post("/v1/memories", json={"content": "ana's note", "user_id": "bob"}, headers=auth(ana)).json()
+    # a write that names bob is refused; one that names no user (or ana) is stored as ana's, and ana finds it
+    refused = http.post("/v1/memories", json={"content": "ana's note", "user_id": "bob"}, headers=auth(ana))
+    assert refused.status_code == 403 and refused.json()["error"]["message"] == BOUND
+    mine = http.post("/v1/memories", json={"content": "ana's note"}, headers=auth(ana)).json()
     assert mine["user_id"] == "ana"
     assert http.get(f"/v1/memories/{mine['id']}", headers=auth(ana)).status_code == 200
+    assert http.get("/v1/memories", params={"user_id": "ana"}, headers=auth(ana)).json()["scope"]["user_id"] == "ana"
 
 
 def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:  # noqa: ANN001
@@ -108,17 +114,18 @@ def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:  # noqa:
     bob_id = stored["structuredContent"]["id"]
     assert tool(http, "/mcp/thrindex", "get_memory", {"id": bob_id}, ana)["isError"]
     listed = tool(http, "/mcp/thrindex", "list_memories", {"user_id": "bob"}, ana)
-    assert bob_id not in str(listed)
+    assert listed["isError"] and bob_id not in str(listed)
     r3 = tool(http, "/mcp/r3", "add_memory", {"content": "ana plays cello", "user_id": "bob"}, ana)
-    assert not r3.get("isError")
-    everything = tool(http, "/mcp/r3", "get_all_memories", {"user_id": "bob"}, ana)
+    assert r3["isError"] and r3["content"][0]["text"] == BOUND
+    assert not tool(http, "/mcp/r3", "add_memory", {"content": "ana plays cello"}, ana).get("isError")
+    everything = tool(http, "/mcp/r3", "get_all_memories", {}, ana)
     assert "ana plays cello" in str(everything) and "bob likes jazz" not in str(everything)
 
 
 def test_the_r3_cache_never_serves_one_users_answer_to_another(http) -> None:  # noqa: ANN001
-    # Given ana's bound key and bob's memory, when ana's key searches r3 "for bob" (confined to ana)
-    # and then the admin key asks the same question for bob, the admin gets bob's memory: the
-    # cached entry is ana's, under ana's user, never under the user_id ana's key passed.
+    # Given ana's bound key and bob's memory, when ana's key searches r3 (its own user) and then the
+    # admin key asks the same question for bob, the admin gets bob's memory: the cached entry is
+    # ana's, under ana's user.
     from mnemo.local.poller import QueuePoller
     from mnemo.local.server import load_function
 
@@ -130,7 +137,7 @@ def test_the_r3_cache_never_serves_one_users_answer_to_another(http) -> None:  #
     poller = QueuePoller(container._sqs, container.settings.queue_url, load_function("worker").handler, wait_seconds=0)
     while poller.poll_once():
         pass
-    as_ana = tool(http, "/mcp/r3", "search_memory", {"query": "violin lessons", "user_id": "bob"}, ana)
+    as_ana = tool(http, "/mcp/r3", "search_memory", {"query": "violin lessons"}, ana)
     assert "bob's violin" not in str(as_ana)
     as_admin = tool(http, "/mcp/r3", "search_memory", {"query": "violin lessons", "user_id": "bob"},
                     "mn_testlocal_0123456789abcdefghijklmnop")

@@ -32,7 +32,11 @@ edit = st.tuples(st.just("edit"), st.sampled_from(list(TENANTS)), st.integers(0,
 archive = st.tuples(st.just("archive"), st.sampled_from(list(TENANTS)), st.integers(0, 50), st.sampled_from(["rest", "mcp"]))
 read = st.tuples(st.just("get"), st.sampled_from(list(TENANTS)), st.integers(0, 50), st.just("rest"))
 search = st.tuples(st.just("search"), st.sampled_from(list(TENANTS)), st.integers(0, 50), st.sampled_from(["rest", "mcp"]))
-OPERATIONS = st.lists(st.one_of(capture, edit, archive, read, search), min_size=3, max_size=12)
+# A key of tenant "local" bound to u1 or u2 (issue 26): it names a user (or none) and a target memory.
+bound = st.tuples(st.just("bound"), st.sampled_from(USERS), st.integers(0, 50),
+                  st.sampled_from(["capture", "get", "list", "search", "r3 search"]), st.sampled_from([None, *USERS, "default"]))
+OPERATIONS = st.lists(st.one_of(capture, edit, archive, read, search, bound), min_size=3, max_size=12)
+BOUND_TO = 'user_id: this key is bound to user "{}"'
 
 
 @dataclass
@@ -78,7 +82,69 @@ def check_world(http, world: World) -> None:  # noqa: ANN001
         world.stats["owner checks"] += bool(expected)
 
 
-def step(http, world: World, worker: QueuePoller, operation: tuple) -> None:  # noqa: ANN001, C901
+def bound_step(http, world: World, worker: QueuePoller, keys: dict[str, str], operation: tuple) -> None:  # noqa: ANN001, C901
+    """A user-bound key: naming no user or its own acts for it; naming another user is refused
+    (REST 403 bound_to_user, MCP isError); another user's memory by id is not found."""
+    _, actor, index, action, named = operation
+    key, refused = keys[actor], named not in (None, actor)
+    world.stats["bound-key requests"] += 1
+    world.stats["bound-key refusals (another user named)"] += refused
+    user = {} if named is None else {"user_id": named}
+    if action == "capture":
+        text = f"note {marker()} by {actor}'s key"
+        response = http.post("/v1/memories", headers=auth(key), json={"content": text, "as_user": True, **user})
+        if refused:
+            assert response.status_code == 403 and response.json()["error"]["message"] == BOUND_TO.format(actor)
+            return  # and nothing is stored: check_world compares every user's memories with the model
+        assert response.status_code == 201 and response.json()["user_id"] == actor, response.text
+        world.memories.append(Owned(response.json()["id"], "local", actor, text))
+        return
+    target = world.pick(index)
+    if action == "get":
+        if target is not None:
+            response = http.get(f"/v1/memories/{target.id}", headers=auth(key))
+            owner = (target.tenant, target.user) == ("local", actor)
+            assert response.status_code == (200 if owner else 404), response.text
+        return
+    if action == "list":
+        response = http.get("/v1/memories", headers=auth(key), params={**user, "author": "all", "limit": 100})
+        if refused:
+            assert response.status_code == 403, response.text
+            return
+        theirs = {m.id for m in world.memories if (m.tenant, m.user, m.open) == ("local", actor, True)}
+        assert response.status_code == 200 and response.json()["scope"]["user_id"] == actor
+        assert {m["id"] for m in response.json()["results"]} == theirs  # exactly its own (positive control)
+        return
+    if target is None:
+        return
+    while worker.poll_once():
+        pass
+    word = target.text.split()[1]
+    if action == "search":
+        response = http.post("/v1/memories/search", headers=auth(key), json={"query": word, "author": "all", "top_k": 100, **user})
+        if refused:
+            assert response.status_code == 403, response.text
+            return
+        found = {m["id"] for m in response.json()["results"]}
+    else:
+        result = mcp_call(http, "search_memory", {"query": word, "limit": 100, "prefer_cache": False, **user}, key=key,
+                          path="/mcp/r3")
+        if refused:
+            assert result["isError"] and result["content"][0]["text"] == BOUND_TO.format(actor)
+            return
+        assert not result.get("isError"), result
+        found = {m["id"] for m in result["structuredContent"]["results"]}
+    outside = {m.id for m in world.memories if (m.tenant, m.user) != ("local", actor)}
+    assert not found & outside, "a bound key's search returned another user's memory"
+    if (target.tenant, target.user, target.open) == ("local", actor, True):
+        assert target.id in found, "positive control: the bound key finds its own memory"
+        world.stats["bound-key searches that found their own memory"] += 1
+
+
+def step(http, world: World, worker: QueuePoller, operation: tuple, keys: dict[str, str]) -> None:  # noqa: ANN001, C901
+    if operation[0] == "bound":
+        bound_step(http, world, worker, keys, operation)
+        return
     kind, tenant, arg, surface = operation
     key = TENANTS[tenant]
     world.stats["requests"] += 1
@@ -148,6 +214,12 @@ def step(http, world: World, worker: QueuePoller, operation: tuple) -> None:  # 
 
 def test_random_operations_never_cross_tenants_or_users(http, worker) -> None:  # noqa: ANN001
     totals: Counter = Counter()
+    keys = {}
+    for user in USERS:
+        created = http.post("/v1/keys", headers=auth(), json={"name": user, "user_id": user,
+                                                               "scopes": ["memory:read", "memory:write"]})
+        assert created.status_code == 201, created.text
+        keys[user] = created.json()["secret"]
 
     @given(operations=OPERATIONS)
     def run(operations: list[tuple]) -> None:
@@ -157,7 +229,7 @@ def test_random_operations_never_cross_tenants_or_users(http, worker) -> None:  
                 for memory_id in visible(http, tenant, user):
                     http.delete(f"/v1/memories/{memory_id}", headers=auth(TENANTS[tenant]))
         for operation in operations:
-            step(http, world, worker, operation)
+            step(http, world, worker, operation, keys)
         check_world(http, world)
         totals.update(world.stats)
 
@@ -166,3 +238,4 @@ def test_random_operations_never_cross_tenants_or_users(http, worker) -> None:  
     # The run exercised both sides: foreign ids were tried, and owners found their own data.
     assert totals["cross-tenant attempts"] > 0 and totals["owner checks"] > 0
     assert totals["searches that found their own memory"] > 0
+    assert totals["bound-key refusals (another user named)"] > 0 and totals["bound-key searches that found their own memory"] > 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mnemo.services.import_files import OFF, REFUSED
 from tests.integration.conftest import OTHER_KEY
 from tests.integration.test_profile_r3 import app, call  # noqa: F401 - the fixture
 from tests.integration.test_profile_thrindex import enrich, error_text, text
@@ -31,7 +32,8 @@ def test_import_is_idempotent_by_source_id_and_reports_each_item(app, container)
     assert text(other).startswith("Imported 2,")  # another tenant's import is its own, not "already imported"
 
 
-def test_import_from_a_local_file_and_its_limits(app, tmp_path: Path) -> None:  # noqa: ANN001, F811
+def test_import_from_a_local_file_and_its_limits(app, container, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    container.settings.import_dir = str(tmp_path)  # what MNEMO_IMPORT_DIR sets (read when first used)
     path = tmp_path / "r3-import.json"
     path.write_text(json.dumps([{"content": "The documentation example project uses TypeScript.",
                                  "metadata": {"category": "project"}}]))
@@ -44,7 +46,7 @@ def test_import_from_a_local_file_and_its_limits(app, tmp_path: Path) -> None:  
     assert text(small).startswith("Imported 1, skipped 2")  # batch_size chunks a job; a small import runs at once
     assert error_text(call(app, "import_memories", {"source": "mem0_api"})) == "api_key: used with source mem0_api, and only there"
     assert error_text(call(app, "import_memories", {"source": "json_file", "file_path": str(tmp_path / "none.json")})
-                      ) == f"file_path: no such file: {tmp_path / 'none.json'}"
+                      ) == REFUSED
 
 
 def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(app, aws) -> None:  # noqa: ANN001, F811
@@ -62,3 +64,27 @@ def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(a
     one_hop = call(app, "find_connections", {"from_entity": "Hana", "to_entity": "Ivo", "max_depth": 1})
     assert text(one_hop) == "No connections found from Hana"
     assert error_text(call(app, "get_knowledge_graph", {"entity_name": "Hana"}, key=OTHER_KEY)) == "entity 'Hana' not found"
+
+
+def test_json_file_reads_only_inside_the_import_directory_with_one_answer_for_every_refusal(
+        app, container, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    inside, outside = tmp_path / "imports", tmp_path / "private"
+    inside.mkdir()
+    outside.mkdir()
+    secret = outside / "secrets.json"
+    secret.write_text(json.dumps([{"content": "the server's private note"}]))
+    (inside / "escape.json").symlink_to(secret)
+    (inside / "ok.json").write_text(json.dumps([{"content": "Quillon imports from the import directory."}]))
+    arguments = {"source": "json_file", "user_id": "files"}
+    off = call(app, "import_memories", {**arguments, "file_path": "ok.json"})
+    assert error_text(off) == OFF  # unset: json_file is off, naming the setting
+    container.settings.import_dir = str(inside)
+    del container.__dict__["import_files"]  # built from the setting on first use: rebuild it with the directory set
+    refused = [str(secret), "escape.json", "../private/secrets.json", "missing.json", str(outside / "missing.json"),
+               "/etc/passwd", ".", "ok.json\x00"]
+    for path in refused:
+        assert error_text(call(app, "import_memories", {**arguments, "file_path": path})) == REFUSED, path
+    assert "private note" not in str(call(app, "get_all_memories", {"user_id": "files"}))
+    done = call(app, "import_memories", {**arguments, "file_path": "ok.json"})  # positive control: inside works
+    assert text(done) == "Imported 1, skipped 0, failed 0"
+    assert text(call(app, "import_memories", {**arguments, "file_path": str(inside / "ok.json")})).startswith("Imported 0")

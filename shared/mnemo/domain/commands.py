@@ -35,7 +35,7 @@ class CaptureCommand(BaseModel):
     captured_at: IsoTimestamp | None = None  # strict ISO-8601, in UTC (domain/timestamps.py)
     as_user: bool | None = None
     author: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
-    user_id: NamespaceId = "default"
+    user_id: NamespaceId | None = None  # None: the key's own user if it is bound to one, else "default"
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
     metadata: dict[str, Any] = Field(default_factory=dict)

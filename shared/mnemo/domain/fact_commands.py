@@ -16,7 +16,7 @@ class FactScope(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_id: NamespaceId = "default"
+    user_id: NamespaceId | None = None  # None: the key's own user if it is bound to one, else "default"
     group_id: NamespaceId = "default"
 
 

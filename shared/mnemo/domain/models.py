@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from mnemo.domain.namespace import Namespace
+from mnemo.domain.namespace import DEFAULT, Namespace
+from mnemo.errors import BoundKeyError
 
 MAX_TEXT_BYTES = 8 * 1024
 MAX_METADATA_BYTES = 16 * 1024
@@ -60,8 +61,21 @@ class Principal(BaseModel):
         return Permission.ADMIN in self.permissions or permission in self.permissions
 
     def confine(self, user_id: str | None) -> str | None:
-        """The user a request acts for: a bound key's own user whatever it asked for; else what it asked."""
-        return self.user_id if self.user_id is not None else user_id
+        """The user a request acts for, the one rule every service applies to every argument naming a user.
+        Unbound key: what it asked for (None: every user, where a read allows that). User-bound key: its
+        own user when it names that user or none; naming another user is refused (BoundKeyError), never
+        redirected, since an answer worded for "bob" but computed on alice's memories (or the reverse,
+        a duplicate check run against bob's) misleads or leaks."""
+        if self.user_id is None:
+            return user_id
+        if user_id is not None and user_id != self.user_id:
+            raise BoundKeyError(f'user_id: this key is bound to user "{self.user_id}"')
+        return self.user_id
+
+    def user_for(self, user_id: str | None) -> str:
+        """The one user a write (or a one-user read) acts for: the named user, else the key's own
+        user, else "default" (`confine`'s rule)."""
+        return self.confine(user_id) or DEFAULT
 
     def sees(self, user_id: str) -> bool:
         """Whether an item of `user_id` is visible to this key (a bound key sees its own user's only)."""

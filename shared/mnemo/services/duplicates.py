@@ -77,13 +77,15 @@ class DuplicateService:
         self._index = index
         self._embedder = embedder
 
-    def find(self, principal: Principal, user_id: str, text: str, threshold: float = CAPTURE_THRESHOLD, *,
+    def find(self, principal: Principal, user_id: str | None, text: str, threshold: float = CAPTURE_THRESHOLD, *,
              room_checked: bool = False) -> Duplicate | None:
         """The live memory of this user that `text` repeats: an exact one first, else the nearest
-        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly.
+        at or above `threshold`. Memories not indexed yet (just captured) are compared exactly. The user
+        is the one the key may act for (`Principal.user_for`): a bound key never compares with another's.
         Refused, before any embedding, when the tenant's write limit has no room for the capture the
         check precedes (`room_checked`: the caller checked room for all its checks at once)."""
         authorize(principal, Operation.FIND_DUPLICATES)
+        user_id = principal.user_for(user_id)
         if not room_checked:
             self._meter.require_room(principal, Operation.CAPTURE)
         wanted = content_hash(text)
@@ -103,10 +105,11 @@ class DuplicateService:
                 return Duplicate(memory=neighbour, kind="semantic", similarity=round(hit.score, 4))
         return None
 
-    def deduplicate(self, principal: Principal, user_id: str, threshold: float, *, dry_run: bool) -> DedupReport:
+    def deduplicate(self, principal: Principal, user_id: str | None, threshold: float, *, dry_run: bool) -> DedupReport:
         """Group the user's live memories: each group keeps its earliest captured memory (the
         original; the others repeat it). With `dry_run=False` the repeats are archived."""
         authorize(principal, Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE)
+        user_id = principal.user_for(user_id)
         page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id))
         memories = list(page.items)
         while page.next_cursor is not None and len(memories) < SCAN_LIMIT:
@@ -160,10 +163,11 @@ class DuplicateService:
                 return exc.message
         return "changed again while being archived; run deduplication again"
 
-    def live_ids(self, principal: Principal, user_id: str, limit: int | None = None) -> list[str]:
+    def live_ids(self, principal: Principal, user_id: str | None, limit: int | None = None) -> list[str]:
         """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
         `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one)."""
         authorize(principal, Operation.FIND_DUPLICATES)
+        user_id = principal.user_for(user_id)
         memories: list[Memory] = []
         cursor: Cursor | None = None
         while limit is None or len(memories) <= limit:
@@ -185,6 +189,7 @@ class DuplicateService:
         transitive) without comparing every pair. Answers (kept memories named, repeats archived, repeats
         skipped with why: erased or changed since they were read)."""
         authorize(principal, Operation.ARCHIVE)
+        user_id = principal.user_for(user_id)
         found = {m.id: m for m in self._store.get_many(principal.tenant, memory_ids)}
         memories = [found[i] for i in memory_ids if i in found and found[i].user_id == user_id and found[i].status in LIVE]
         vectors = self._embedder().embed([m.normalized_text for m in memories]) if memories else []

@@ -185,10 +185,12 @@ class ExportService:
         self._store = store
         self._facts = facts
 
-    def page(self, principal: Principal, user_id: str, *, limit: int, cursor: str | None) -> ExportPage:
+    def page(self, principal: Principal, user_id: str | None, *, limit: int, cursor: str | None) -> ExportPage:
         """One page of `user_id`'s memories in the caller's tenant, every status and author; the page
-        with the last memories, and those after it, carry the user's recorded facts (`limit` a page)."""
+        with the last memories, and those after it, carry the user's recorded facts (`limit` a page).
+        None: the key's own user if it is bound to one, else "default"."""
         authorize(principal, Operation.EXPORT)
+        user_id = principal.user_for(user_id)
         position = decode_cursor(cursor)
         if isinstance(position, FactsPosition):
             return self._recorded(principal, user_id, ExportPage(memories=[]), limit, position.after)
@@ -204,7 +206,6 @@ class ExportService:
 
     def _recorded(self, principal: Principal, user_id: str, page: ExportPage, limit: int, after: str | None) -> ExportPage:
         """`page` with one page of the user's recorded facts, and the cursor to the next one."""
-        user = principal.confine(user_id) or user_id  # a key bound to a user exports that user, as browse does
-        found = self._facts.recorded(principal.tenant, user, limit=limit, after=after)
+        found = self._facts.recorded(principal.tenant, user_id, limit=limit, after=after)
         cursor = encode_cursor(FactsPosition(found.next)) if found.next is not None else None
         return page.model_copy(update={"recorded_facts": [exported_recorded(f) for f in found.facts], "next_cursor": cursor})

@@ -60,7 +60,7 @@ class FactImports:
 
     def run(self, principal: Principal, items: Sequence[tuple[int, Any]], user_id: str, report: ImportReport) -> None:
         """Record each `(index, item)` again, or add to `report` why it is skipped or failed."""
-        user = principal.confine(user_id) or user_id
+        user = principal.user_for(user_id)
         planned = [p for index, item in items if (p := _plan(principal, index, item, report)) is not None]
         planned = self._assign(principal.tenant, user, planned, report)
         if not planned:

@@ -60,7 +60,7 @@ class FactSearchService:
     def search(self, principal: Principal, query: FactSearchQuery) -> list[ScoredFact]:
         authorize(principal, Operation.READ_FACTS)
         self._meter.charge(principal, Operation.READ_FACTS)
-        ns = Namespace(tenant=principal.tenant, user_id=principal.confine(query.user_id) or query.user_id,
+        ns = Namespace(tenant=principal.tenant, user_id=principal.user_for(query.user_id),
                        group_id=query.group_id)
         statuses = (FactStatus.ACTIVE,) if query.as_of is None else (FactStatus.ACTIVE, FactStatus.INVALIDATED)
         hits = {h.fact_uuid: h for h in self._index().search(ns, query.query, self._vector(query.query), max(50, 5 * query.limit))}

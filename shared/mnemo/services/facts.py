@@ -153,5 +153,5 @@ class FactService:
 
 def _namespace(principal: Principal, scope: FactScope) -> Namespace:
     """The tenant comes from the key, never from arguments."""
-    return Namespace(tenant=principal.tenant, user_id=principal.confine(scope.user_id) or scope.user_id,
+    return Namespace(tenant=principal.tenant, user_id=principal.user_for(scope.user_id),
                      group_id=scope.group_id)

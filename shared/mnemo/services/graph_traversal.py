@@ -75,12 +75,13 @@ class GraphTraversal:
         self._meter = meter or Meter()
 
     def _enter(self, principal: Principal, namespace: Namespace, *, walk: bool = False) -> Namespace:
-        """Every entry: the permission check; a user-bound key's own user whatever namespace was
-        asked for; and, for a read that walks (neighbours, reach, paths), one retrieval metered."""
+        """Every entry: the permission check; the user `Principal.confine` allows (a namespace built
+        without a user_id is the key's own user for a user-bound key, another user is refused); and,
+        for a read that walks (neighbours, reach, paths), one retrieval metered."""
         authorize(principal, Operation.TRAVERSE_FACTS)
         if walk:
             self._meter.charge(principal, Operation.TRAVERSE_FACTS)
-        user_id = principal.confine(namespace.user_id) or namespace.user_id
+        user_id = principal.user_for(namespace.user_id if "user_id" in namespace.model_fields_set else None)
         return namespace if user_id == namespace.user_id else namespace.model_copy(update={"user_id": user_id})
 
     # -- entities ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.limits import check_metadata, check_unicode
 from mnemo.domain.models import Principal, Status
-from mnemo.errors import ForbiddenError, ValidationFailed
+from mnemo.errors import BoundKeyError, ForbiddenError, ValidationFailed
 from mnemo.services.permissions import authorize, status_change
 
 # A source id is kept on the memory and in `metadata.source_id`, and keys the derived id: bounded so a
@@ -82,6 +82,10 @@ def plan_item(principal: Principal, index: int, item: Any, user_id: str, report:
 
     if not isinstance(item, dict):
         return fail("not an object")
+    try:  # an export's item names its user: the call's user_id decides, but a bound key may name no other
+        principal.confine(None if item.get("user_id") is None else str(item["user_id"]))
+    except BoundKeyError as exc:
+        return fail(exc.message)
     text = item.get("memory") or item.get("content")
     if not isinstance(text, str) or not text.strip():
         report.skipped.append(ImportFailure(index=index, reason="no memory or content text"))

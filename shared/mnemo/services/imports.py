@@ -23,12 +23,10 @@ tasks; the memory is stored once and enriched idempotently. Both reports list it
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from mnemo.domain.models import Activity, Memory, Principal, content_hash
@@ -48,7 +46,6 @@ logger = logging.getLogger(__name__)
 
 IMPORT_UUID_NAMESPACE = uuid.UUID("0d7cbd1e-55f3-4a8b-9c41-7a2e5d7f4b10")
 MAX_ITEMS = 500  # per synchronous call: a few dozen batched calls, far inside API Gateway's 29 s
-MAX_FILE_BYTES = 5 * 1024 * 1024
 
 
 def imported_id(tenant: str, user_id: str, source_id: str) -> str:
@@ -66,7 +63,7 @@ class ImportService:
     def __init__(
         self, duplicates: Callable[[], DuplicateService], *, store: MemoryStore, queue: EnrichmentQueue,
         index: Callable[[], SearchIndex], erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
-        clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()), files_allowed: bool,
+        clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         recorded: FactImports | None = None, fence: WriteFence | None = None,
     ) -> None:
         self._fence = fence  # a user's erasure against imports in flight (services/user_fence.py)
@@ -79,28 +76,15 @@ class ImportService:
         self._meter = meter
         self._clock = clock
         self._new_id = new_id
-        self._files_allowed = files_allowed  # only the local stack has a file system worth reading
 
-    def read_file(self, file_path: str) -> Any:
-        if not self._files_allowed:
-            raise ValidationFailed("file_path: this deployment runs on AWS Lambda, which has no server file system "
-                                   "to read; send the items inline with source \"json\" and data")
-        path = Path(file_path)
-        if not path.is_file():
-            raise ValidationFailed(f"file_path: no such file: {file_path}")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ValidationFailed(f"file_path: must be at most {MAX_FILE_BYTES} bytes")
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc
-
-    def run(self, principal: Principal, data: Any, *, user_id: str, skip_duplicates: bool,
+    def run(self, principal: Principal, data: Any, *, user_id: str | None, skip_duplicates: bool,
             admission: Admission | None = None) -> ImportReport:
         """Import one chunk (at most MAX_ITEMS items): each item imported, skipped or failed, with why.
+        `user_id`: whose memories the items become (None: the key's own user if bound, else "default").
         `admission`: what a job saw of the user's erasure fence when it was requested (a call on its
         own is admitted here); UserErasedError if the user's erasure came first (nothing is left)."""
         authorize(principal, Operation.IMPORT)
+        user_id = principal.user_for(user_id)
         items = items_of(data)
         if len(items) > MAX_ITEMS:
             raise ValidationFailed(f"data: must hold at most {MAX_ITEMS} items per call; it holds {len(items)}")

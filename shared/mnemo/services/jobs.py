@@ -80,10 +80,12 @@ class JobService:
         self._new_id = new_id
 
     # -- requests --------------------------------------------------------------------------
-    def import_items(self, principal: Principal, items: list[Any], *, user_id: str, skip_duplicates: bool,
+    def import_items(self, principal: Principal, items: list[Any], *, user_id: str | None, skip_duplicates: bool,
                      chunk: int = IMPORT_CHUNK) -> ImportReport | JobReceipt:
-        """Up to SYNC_IMPORT_LIMIT items: imported now (the report). More: a job (its receipt)."""
+        """Up to SYNC_IMPORT_LIMIT items: imported now (the report). More: a job (its receipt). The user
+        is resolved (and a bound key's naming of another user refused) before any job is created."""
         authorize(principal, Operation.IMPORT)
+        user_id = principal.user_for(user_id)
         if len(items) <= SYNC_IMPORT_LIMIT:
             return self._imports.run(principal, items, user_id=user_id, skip_duplicates=skip_duplicates)
         parts = parts_of(items, chunk)
@@ -91,8 +93,9 @@ class JobService:
                         progress=JobProgress(total=len(items)), erasure_seen=self._admitted(principal, user_id))
         return self._start(job, parts)
 
-    def import_mem0(self, principal: Principal, api_key: str, *, user_id: str, skip_duplicates: bool) -> JobReceipt:
+    def import_mem0(self, principal: Principal, api_key: str, *, user_id: str | None, skip_duplicates: bool) -> JobReceipt:
         authorize(principal, Operation.IMPORT)
+        user_id = principal.user_for(user_id)
         if self._mem0 is None:
             raise ValidationFailed(MEM0_DISABLED)
         if not api_key.strip():
@@ -101,9 +104,10 @@ class JobService:
                         erasure_seen=self._admitted(principal, user_id))
         return self._start(job, [], api_key=api_key)
 
-    def deduplicate(self, principal: Principal, user_id: str, threshold: float) -> DedupReport | JobReceipt:
+    def deduplicate(self, principal: Principal, user_id: str | None, threshold: float) -> DedupReport | JobReceipt:
         """Archive a user's repeats: up to SYNC_DEDUP_LIMIT live memories now (the report), more as a job."""
         authorize(principal, Operation.ARCHIVE)
+        user_id = principal.user_for(user_id)
         if len(self._duplicates.live_ids(principal, user_id, limit=SYNC_DEDUP_LIMIT)) <= SYNC_DEDUP_LIMIT:
             return self._duplicates.deduplicate(principal, user_id, threshold, dry_run=False)
         # The plan (every live id) is read by the job's first hop, not here: a large user takes many Queries.
@@ -111,7 +115,8 @@ class JobService:
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
         job = self._jobs.get(principal.tenant, job_id)
-        if job is None:
+        # Another user's job, to a user-bound key, is answered as no job at all (never an existence oracle).
+        if job is None or not principal.sees(job.user_id):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
         authorize(principal, Operation.READ_WORK_JOB)
         return job.receipt()

@@ -51,7 +51,7 @@ from mnemo.ports import (
 from mnemo.services import idempotency
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize, status_change
-from mnemo.services.user_fence import WriteFence
+from mnemo.services.user_fence import Admission, WriteFence
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def new_memory(principal: Principal, command: CaptureCommand, memory_id: str, *,
                status: Status = Status.OPEN, source_id: str | None = None) -> Memory:
     """A memory as a capture (or an import, which sets its status and source) first stores it."""
     return Memory(
-        id=memory_id, tenant=principal.tenant, user_id=principal.confine(command.user_id) or command.user_id,
+        id=memory_id, tenant=principal.tenant, user_id=principal.user_for(command.user_id),
         agent_id=command.agent_id or command.author or principal.key_prefix, group_id=command.group_id,
         author=command.author_kind, raw=command.raw, normalized_text=normalize_text(command.raw), status=status,
         metadata=command.metadata, confidence=command.confidence, extract=command.extract,
@@ -142,11 +142,15 @@ class MemoryService:
         duplicating); default a fresh uuid4."""
         authorize(principal, Operation.CAPTURE)
         key = idempotency.check_key(idempotency_key)
-        admission = self._fence.admit(principal.tenant, principal.confine(command.user_id) or command.user_id) if self._fence else None
-        self._meter.charge(principal, Operation.CAPTURE)
         now = self._clock()
-        memory = new_memory(principal, command, memory_id or (idempotency.memory_id_for(principal.tenant, key) if key else self._new_id()),
-                            now=now)
+        keyed = idempotency.memory_id_for(principal.tenant, principal.key_prefix, key) if key and memory_id is None else None
+        memory = new_memory(principal, command, memory_id or keyed or self._new_id(), now=now)
+        explicit_time = command.captured_at is not None
+        if keyed is not None and (first := self._store.get(principal.tenant, keyed)) is not None:
+            # A replay is looked up before metering: it answers as the first request did, even at the cap.
+            return self._replayed(first, memory, explicit_time=explicit_time)
+        admission = self._fence.admit(principal.tenant, memory.user_id) if self._fence else None
+        self._meter.charge(principal, Operation.CAPTURE)
         created = Activity(memory_id=memory.id, version=1, action="created", actor=principal.key_prefix, at=now,
                            detail="captured", request_key=key)
         try:
@@ -155,14 +159,27 @@ class MemoryService:
             if memory_id is not None:  # the caller chose the id: its existing is the answer (an import's rerun)
                 raise ConflictError(f"memory {memory_id} already exists") from exc
             stored = self._store.get(principal.tenant, memory.id)
-            if stored is None or not idempotency.same_capture(stored, memory, explicit_time=command.captured_at is not None):
-                raise ConflictError("Idempotency-Key: already used for a different request; use a new key per request") from exc
-            memory = stored  # stored by an earlier attempt whose answer was lost: success, and make sure it is queued
+            if stored is None:
+                raise ConflictError(idempotency.REUSED) from exc
+            # an earlier attempt's answer was lost: its answer, held to the erasure fence as a first write is
+            return self._replayed(stored, memory, explicit_time=explicit_time, admission=admission)
         if admission is not None:  # after the write landed: an erasure of the user since admission erases it
             self._fence.settle(admission, [memory])  # type: ignore[union-attr]
-        if memory.enrichment.state == EnrichmentState.PENDING:
-            self._enqueue(memory)
+        self._enqueue(memory)
         return memory
+
+    def _replayed(self, stored: Memory, attempt: Memory, *, explicit_time: bool, admission: Admission | None = None) -> Memory:
+        """The answer to a repeat of the capture that stored `stored`: that memory (queued again if its
+        enrichment is still pending: the first attempt may have died before its send), or 409 when the
+        key was used for a different request. `admission`: this attempt's, when its own put found the
+        memory (the first attempt's answer was lost, perhaps before it checked the erasure fence)."""
+        if not idempotency.same_capture(stored, attempt, explicit_time=explicit_time):
+            raise ConflictError(idempotency.REUSED)
+        if admission is not None:
+            self._fence.settle(admission, [stored])  # type: ignore[union-attr]
+        if stored.enrichment.state == EnrichmentState.PENDING:
+            self._enqueue(stored)
+        return stored
 
     def get(self, principal: Principal, memory_id: str) -> Memory:
         authorize(principal, Operation.READ)
@@ -189,9 +206,12 @@ class MemoryService:
 
     # -- reads ---------------------------------------------------------------------------
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:
-        """The namespace a read covers: the key's tenant, then the levels the command pins."""
+        """The namespace a read covers: the key's tenant, then the levels the command pins. A user_id the
+        caller did not give (the command's "default") is the key's own user for a user-bound key."""
+        named = "user_id" in command.model_fields_set
         return NamespaceFilter(
-            tenant=principal.tenant, user_id=principal.confine(command.user_id), agent_id=command.agent_id,
+            tenant=principal.tenant, user_id=principal.confine(command.user_id) if named else principal.user_for(None),
+            agent_id=command.agent_id,
             group_id=command.group_id,
         )
 
@@ -307,6 +327,10 @@ class MemoryService:
         to a newer version, which would overwrite what was written in between)."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
+        if key is not None:  # a replay is looked up before metering: it answers as the first did, even at the cap
+            current = self._load(principal, memory_id)
+            if idempotency.applied(self._store.history(principal.tenant, memory_id), key, principal.key_prefix):
+                return Revision(current, [], changed=False)
         self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
         if expected_version is not None:
@@ -326,7 +350,7 @@ class MemoryService:
         if expected_version is not None and current.version != expected_version:
             raise ConflictError(f"memory {memory_id} is at version {current.version}, not the {expected_version} "
                                 "this change was computed from")
-        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key):
+        if key is not None and idempotency.applied(self._store.history(principal.tenant, memory_id), key, principal.key_prefix):
             return Revision(current, [], changed=False)  # applied already (its answer was lost): not twice
         text, status, action, detail, applied = current.raw, current.status, "edited", "", list[str]()
         if command.raw_text is not None:

@@ -93,7 +93,7 @@ class SearchCache:
         it; returns (answer, served_from_cache). Authorizes first: a hit is a read like any other, so it
         is metered like one, and a user-bound key's entry is its own user's whatever it asked for."""
         authorize(principal, operation)
-        user_id = principal.confine(user_id) or user_id
+        user_id = principal.user_for(user_id)
         tenant, slot = principal.tenant, (principal.tenant, user_id, key)
         with self._lock:
             entry = self._entries.get(slot)

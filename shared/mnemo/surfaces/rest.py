@@ -50,7 +50,8 @@ class CreateMemory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(description="The memory text; non-empty after trimming, at most 8 KB.")
-    user_id: NamespaceId = "default"
+    user_id: NamespaceId | None = Field(default=None, description=(
+        "Whose memory: default `default`; a key bound to a user: that user (naming another is 403)."))
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -86,14 +87,16 @@ class UpdateMemory(BaseModel):
 
 ALL_USERS = "*"
 UserFilter = NamespaceId | Literal["*"]
-USER_FILTER = "Whose memories: a user id (default `default`), or `*` for every user of the tenant (admin keys)."
+USER_FILTER = ("Whose memories: a user id (default `default`; a key bound to a user: that user, naming another is 403), "
+               "or `*` for every user of the tenant (admin keys).")
 
 
 class SearchMemories(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `threshold: true` or `top_k: true` is refused, not read as 1 (the schema says number / integer)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str = Field(min_length=1, max_length=MAX_TEXT_BYTES)
-    user_id: UserFilter = Field(default="default", description=USER_FILTER)
+    user_id: UserFilter | None = Field(default=None, description=USER_FILTER)
     agent_id: NamespaceId | None = Field(default=None, description="Only memories this agent wrote.")
     group_id: NamespaceId | None = Field(default=None, description="Only memories of this group.")
     top_k: int = Field(default=10, ge=1, le=100)
@@ -115,10 +118,11 @@ class SearchResults(BaseModel):
     scope: dict[str, str] = Field(description="The effective namespace searched (tenant, then each pinned level) and author.")
 
 
-def user_filter(caller: Principal, user_id: str) -> str | None:
-    """`*` reads every user of the tenant: an operator's view, so only admin keys may ask for it."""
+def user_filter(caller: Principal, user_id: str | None) -> str | None:
+    """`*` reads every user of the tenant: an operator's view, so only admin keys may ask for it. Any
+    other value (or none) is the user `Principal.user_for` allows."""
     if user_id != ALL_USERS:
-        return user_id
+        return caller.user_for(user_id)
     needed = REQUIRED[Operation.READ_ALL_USERS]
     if not caller.allows(needed):
         raise ForbiddenError(f"user_id: '*' (every user of the tenant) needs a key with the {needed.value!r} scope")
@@ -129,8 +133,9 @@ def scope_view(service: MemoryService, caller: Principal, command: RetrieveComma
     return {**service.scope(caller, command).levels(), "author": author}
 
 
-IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters): a retry with the same "
-                   "key returns the first answer instead of writing again; the same key with a different body is 409.")
+IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII characters), scoped to your API key: a "
+                   "retry with the same key returns the first answer instead of writing again (also at the write cap, "
+                   "uncounted); the same key with a different body is 409.")
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
 
 
@@ -144,7 +149,7 @@ def create_memory(body: CreateMemory, caller: Caller, service: Memories, idempot
 def list_memories(
     caller: Caller,
     service: Memories,
-    user_id: Annotated[UserFilter, Query(description=USER_FILTER)] = "default",
+    user_id: Annotated[UserFilter | None, Query(description=USER_FILTER)] = None,
     agent_id: Annotated[NamespaceId | None, Query(description="Only memories this agent wrote.")] = None,
     group_id: Annotated[NamespaceId | None, Query(description="Only memories of this group.")] = None,
     author: Literal["user", "agent", "all"] = "all",

@@ -110,7 +110,8 @@ def get_fact(fact_uuid: str, caller: Caller, container: Services) -> EdgeHistory
 @router.get("/entities/{entity_uuid}", response_model=EntityResult)
 def get_entity(
     entity_uuid: str, caller: Caller, container: Services,
-    user_id: Annotated[NamespaceId, Query()] = "default", group_id: Annotated[NamespaceId, Query()] = "default",
+    user_id: Annotated[NamespaceId | None, Query(description="Default `default`; a user-bound key: its user.")] = None,
+    group_id: Annotated[NamespaceId, Query()] = "default",
 ) -> EntityResult:
     found, edges = container.facts.entity(caller, entity_uuid, FactScope(user_id=user_id, group_id=group_id))
     return EntityResult(node=node(found), aliases=found.aliases, edges=[edge(f) for f in edges])

@@ -19,7 +19,8 @@ from mnemo.surfaces.rest import Container, principal, services
 router = APIRouter(prefix="/v1", tags=["facts"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
 Services = Annotated[Container, Depends(services)]
-UserId = Annotated[NamespaceId, Query(description="The user whose graph is read.")]
+UserId = Annotated[NamespaceId | None, Query(description=(
+    "The user whose graph is read: default `default`; a key bound to a user: that user (naming another is 403)."))]
 GroupId = Annotated[NamespaceId, Query(description="The group (sub-namespace) whose graph is read.")]
 
 
@@ -58,13 +59,13 @@ class PathsResult(BaseModel):
 
 @router.get("/entities/{entity_uuid}/neighbours", response_model=NeighboursResult)
 def neighbours(
-    entity_uuid: str, caller: Caller, container: Services, user_id: UserId = "default", group_id: GroupId = "default",
+    entity_uuid: str, caller: Caller, container: Services, user_id: UserId = None, group_id: GroupId = "default",
     predicate: Annotated[str | None, Query(max_length=100, description="Only this relation, e.g. `works_at`.")] = None,
     direction: Annotated[Literal["out", "in"] | None, Query(description="Only outgoing or incoming edges.")] = None,
     include_inactive: Annotated[bool, Query(description="Also invalidated facts (never retracted ones).")] = False,
     limit: Annotated[int, Query(ge=1, le=FANOUT * 2)] = FANOUT,
 ) -> NeighboursResult:
-    namespace = Namespace(tenant=caller.tenant, user_id=user_id, group_id=group_id)
+    namespace = Namespace(tenant=caller.tenant, user_id=caller.user_for(user_id), group_id=group_id)
     graph = container.traversal
     entity = graph.entity(caller, namespace, entity_uuid)
     statuses = (FactStatus.ACTIVE, FactStatus.INVALIDATED) if include_inactive else (FactStatus.ACTIVE,)
@@ -81,9 +82,9 @@ def paths(
     from_: Annotated[str, Query(alias="from", min_length=1, max_length=100, description="The start entity's uuid.")],
     to: Annotated[str, Query(min_length=1, max_length=100, description="The end entity's uuid.")],
     max_depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description=f"Hops to follow, 1-{MAX_DEPTH}.")] = 2,
-    user_id: UserId = "default", group_id: GroupId = "default",
+    user_id: UserId = None, group_id: GroupId = "default",
 ) -> PathsResult:
-    namespace = Namespace(tenant=caller.tenant, user_id=user_id, group_id=group_id)
+    namespace = Namespace(tenant=caller.tenant, user_id=caller.user_for(user_id), group_id=group_id)
     graph = container.traversal
     start, end = graph.entity(caller, namespace, from_), graph.entity(caller, namespace, to)
     found = graph.paths(caller, namespace, start.id, end.id, max_depth)

@@ -32,7 +32,8 @@ class ImportRequest(BaseModel):
         "`memories` is also this API's export page, whose `recorded_facts` are recorded again). Each item: `memory` or "
         "`content`, optional `id` (source id: a rerun skips it), `metadata`, `captured_at`, `agent_id`, `group_id`, "
         "`author`, `status`; or `{\"recorded_fact\": ...}` (an NDJSON export's line)."))
-    user_id: NamespaceId = Field(default="default", description="Whose memories the items become.")
+    user_id: NamespaceId | None = Field(default=None, description=(
+        "Whose memories the items become: default `default`; a key bound to a user: that user (naming another is 403)."))
     skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
 
 
@@ -52,7 +53,8 @@ def import_memories(body: ImportRequest, caller: Caller, container: Services) ->
 @router.get("/export", response_model=ExportPage, responses={200: {"content": {NDJSON: {}}}})
 def export_memories(
     caller: Caller, container: Services, response: Response,
-    user_id: Annotated[NamespaceId, Query(description="Whose memories (every status, author, agent and group).")] = "default",
+    user_id: Annotated[NamespaceId | None, Query(description=(
+        "Whose memories (every status, author, agent and group): default `default`; a key bound to a user: that user."))] = None,
     format: Annotated[Literal["json", "ndjson"], Query(description=(
         "json: one page object; ndjson: one memory per line, then one {\"recorded_fact\": ...} line per recorded "
         "fact, the next cursor in the X-Next-Cursor header."))] = "json",

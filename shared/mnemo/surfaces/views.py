@@ -14,6 +14,15 @@ from mnemo.domain.models import Author, Cursor, Memory, Status
 SNIPPET_CHARS = 280
 
 
+def one_line(text: str) -> str:
+    """Stored (or caller-given) text as it may appear inside a line-oriented text answer: every run of
+    whitespace, line breaks of any kind included (\\r, \\n, U+2028, ...), becomes one space. A text
+    answer's structure (r3's `---` / `[id: ... | score: ...]` hit blocks, Thrindex's `ID:` / `Content:`
+    lines, report lines) is made of lines, so text confined to one line cannot forge an extra hit, field
+    or instruction line. The structured content keeps the text verbatim."""
+    return " ".join(text.split())
+
+
 class EnrichmentView(BaseModel):
     state: str = Field(description="pending | enriched | failed")
     error: str | None = Field(default=None, description="Why enrichment failed, when state is failed.")

@@ -21,6 +21,7 @@ from pydantic import Field
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.fact_commands import RecordFactCommand
 from mnemo.errors import (
+    BoundKeyError,
     DependencyError,
     ForbiddenError,
     NotFoundError,
@@ -44,6 +45,7 @@ INSTRUCTIONS = (
 WORDING = Wording(
     texts={"limit:less_than_equal": "limit: must be at most 100", "limit:greater_than_equal": "limit: must be at least 1"},
     errors={
+        BoundKeyError: "bound_to_user: {message}",
         ForbiddenError: "missing_scope: {message}",
         QuotaExceededError: "quota_exceeded: {message}",
         PaymentRequiredError: "payment_required: {message}",

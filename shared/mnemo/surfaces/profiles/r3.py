@@ -16,7 +16,8 @@
 | find_connections | from_entity, to_entity, max_depth=2 | connections.connections |
 | import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | jobs.import_items (a job above 200 items), jobs.import_mem0 (always a job) |
 
-An omitted user_id is r3's configured user: "default". Reads never cross users.
+An omitted user_id is r3's configured user: "default", or a user-bound key's own user; a bound key
+that names another user is refused (`Principal.confine`, applied by every service). Reads never cross users.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ WORDING = Wording(
     },
 )
 LIVE = [Status.OPEN, Status.COMPLETED]
-DEFAULT_USER = "default"
-UserId = Annotated[NamespaceId | None, Field(description='The user whose memories these are; omitted: "default".')]
+UserId = Annotated[NamespaceId | None, Field(description=(
+    'The user whose memories these are; omitted: "default" (a key bound to a user: that user, and it may name no other).'))]
 MemoryId = Annotated[str, Field(max_length=128, description="The memory's id, from add_memory, search_memory or get_all_memories.")]
 PreferCache = Annotated[bool, Field(description=(
     "true: a repeat of the same request for the same user within 60 s is answered from this server instance's hot set, "
@@ -96,18 +97,21 @@ def keyword_safe[F: Callable[..., Any]](fn: F) -> F:
 
 
 def user(user_id: str | None) -> str:
-    return user_id or DEFAULT_USER
+    """The user a call acts for (omitted: "default", or a bound key's own user; another user named by a
+    bound key is refused): the services apply the same rule, the answers echo the user it gives."""
+    return caller().user_for(user_id)
 
 
 def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     def owned(memory_id: str, user_id: str | None) -> Any:
+        wanted = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
         try:
             memory = services.memories.get(caller(), memory_id)
         except NotFoundError as exc:
             raise NotFoundError(f"Memory not found: {memory_id}") from exc
-        if user_id is not None and memory.user_id != user_id:  # same answer as a missing id: nothing leaks
+        if wanted is not None and memory.user_id != wanted:  # same answer as a missing id: nothing leaks
             raise NotFoundError(f"Memory not found: {memory_id}")
         return memory
 
@@ -131,7 +135,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         meta = {**(metadata or {}), **({"priority": priority} if priority else {})}
         command = CaptureCommand(raw=text, user_id=user(user_id), as_user=True, metadata=meta)
         if caller().allows(Permission.WRITE) and not skip_duplicate_check:
-            existing = services.duplicates.find(caller(), command.user_id, command.raw)
+            existing = services.duplicates.find(caller(), user(user_id), command.raw)
             if existing is not None:
                 return views.result(f"Already saved (id: {existing.memory.id})",
                                     {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
@@ -273,10 +277,10 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         relationship_type: Annotated[str | None, Field(description="Only this relationship (predicate), e.g. works_at.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Maximum relationships, 1-200.")] = 50,
     ) -> CallToolResult:
-        """The facts around one entity of the default user's graph: the entity and its active relationships, each with its fact uuid."""
+        """The facts around one entity of the default user's graph (a user-bound key: its user's): the entity and its active relationships, each with its fact uuid."""
         if not entity_name:
             raise ValidationFailed("entity_name: is required; the graph is read outward from a named entity")
-        namespace = Namespace(tenant=caller().tenant, user_id=DEFAULT_USER)
+        namespace = Namespace(tenant=caller().tenant, user_id=user(None))
         return views.graph(services.connections.neighbourhood(caller(), namespace, entity_name, entity_type=entity_type,
                                                               predicate=relationship_type, limit=limit))
 
@@ -287,14 +291,14 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         max_depth: Annotated[int, Field(ge=1, le=MAX_DEPTH, description=f"Hops to follow, 1-{MAX_DEPTH}.")] = 2,
     ) -> CallToolResult:
         """Entities connected to from_entity within max_depth hops, each with the shortest path of facts (uuids included)."""
-        namespace = Namespace(tenant=caller().tenant, user_id=DEFAULT_USER)
+        namespace = Namespace(tenant=caller().tenant, user_id=user(None))
         return views.connections(from_entity, services.connections.connections(caller(), namespace, from_entity, to_entity, max_depth))
 
     @server.tool(title="Import memories", read_only=False, destructive=False, idempotent=True)
     def import_memories(
         source: Annotated[Literal["json", "json_file", "mem0_api"], Field(description="json: items in data; json_file: a file on the local server; mem0_api: pull a mem0 account (when the deployment enables it).")],
         data: Annotated[list[Any] | dict[str, Any] | None, Field(description="source=json: an array of items, or an object with results or memories.")] = None,
-        file_path: Annotated[str | None, Field(description="source=json_file: a JSON file readable by the local server.")] = None,
+        file_path: Annotated[str | None, Field(max_length=4096, description="source=json_file: a JSON file in the server's import directory (MNEMO_IMPORT_DIR; a path relative to it, or inside it). Off unless the operator sets it.")] = None,
         api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
         batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
@@ -310,7 +314,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                                                                skip_duplicates=skip_duplicates), "the mem0 import")
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
-        payload = data if source == "json" else services.imports.read_file(file_path or "")
+        payload = data if source == "json" else services.import_files.read(file_path or "")
         done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
                                           skip_duplicates=skip_duplicates, chunk=batch_size)
         if isinstance(done, JobReceipt):

@@ -19,6 +19,7 @@ from mnemo.services.connections import Connection, Neighbourhood
 from mnemo.services.duplicates import DedupReport
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
+from mnemo.surfaces.views import one_line
 
 NO_MEMORIES = "No memories found"
 
@@ -45,7 +46,8 @@ def found(hits: list[ScoredMemory], user_id: str, cache: str) -> CallToolResult:
     data = {"user_id": user_id, "cache": cache, "results": [{**memory(h.memory), "score": round(h.score, 3)} for h in hits]}
     if not hits:
         return result(NO_MEMORIES, data)
-    text = "\n---\n".join(f"[id: {h.memory.id} | score: {h.score:.3f}]\n{h.memory.raw}" for h in hits)
+    # each hit's text on one line (one_line): stored text cannot open a `---` / `[id: ...]` block of its own
+    text = "\n---\n".join(f"[id: {h.memory.id} | score: {h.score:.3f}]\n{one_line(h.memory.raw)}" for h in hits)
     return result(text, data)
 
 
@@ -99,9 +101,9 @@ def deduplicated(report: DedupReport) -> CallToolResult:
         head += " More memories remain beyond this scan: apply, then run again to continue."
     lines = [head]
     for group in report.groups:
-        lines.append(f"Keep {group.keep.id} ({group.reason}): {group.keep.raw}")
-        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {d.memory.raw}" for d in group.repeats]
-    lines += [f"Skipped {s.id}: {s.reason}" for s in report.skipped]
+        lines.append(f"Keep {group.keep.id} ({group.reason}): {one_line(group.keep.raw)}")
+        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {one_line(d.memory.raw)}" for d in group.repeats]
+    lines += [f"Skipped {s.id}: {one_line(s.reason)}" for s in report.skipped]
     if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
     return result("\n".join(lines), report)
@@ -111,8 +113,8 @@ def imported(report: ImportReport) -> CallToolResult:
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
     if report.facts_imported:  # only an export's recorded facts bring any
         text += f"; recorded facts imported {len(report.facts_imported)}"
-    details = [f"item {f.index}: skipped, {f.reason}" for f in report.skipped]
-    details += [f"item {f.index}: failed, {f.reason}" for f in report.failed]
+    details = [f"item {f.index}: skipped, {one_line(f.reason)}" for f in report.skipped]  # a reason quotes item fields
+    details += [f"item {f.index}: failed, {one_line(f.reason)}" for f in report.failed]
     return result("\n".join([text, *details]), report)
 
 

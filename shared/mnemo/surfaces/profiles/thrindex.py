@@ -9,7 +9,8 @@
 | delete_memory | id | memory:delete | memories.archive (soft: `deprecated`) |
 
 An omitted (or empty) agent_id/user_id on a read means every agent/user of the organisation (the
-key's tenant). Results are the seed's text, line for line (`thrindex_views`), plus the same data as
+key's tenant); for a user-bound key, its own user (as store_memory's default "default" does), and naming
+another user is refused. Results are the seed's text, line for line (`thrindex_views`), plus the same data as
 structured content. Errors are the seed's messages, as `isError` results.
 """
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from mnemo.domain.commands import CaptureCommand, RetrieveCommand
 from mnemo.domain.models import Status
+from mnemo.domain.namespace import DEFAULT
 from mnemo.errors import (
     DependencyError,
     ForbiddenError,
@@ -94,7 +96,9 @@ def build(services: Container) -> ProfileServer:
 
         Returns the memory's ID with status queued; it is searchable at once by its words, and by meaning within seconds."""
         need(Operation.CAPTURE)
-        command = CaptureCommand(raw=content, agent_id=agent_id, user_id=user_id, confidence=confidence, extract=extract)
+        # The seed's default "default" stands for "no user given": a user-bound key's own user (Principal.user_for).
+        command = CaptureCommand(raw=content, agent_id=agent_id, user_id=None if user_id == DEFAULT else user_id,
+                                 confidence=confidence, extract=extract)
         return result(*views.stored(services.memories.capture(caller(), command)))
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mnemo.domain.models import Cursor, Memory, ScoredMemory, Status
 from mnemo.errors import ValidationFailed
+from mnemo.surfaces.views import one_line
 
 DEFAULT_IMPORTANCE = 0.5  # shown until enrichment sets the memory's importance
 LEVEL_STORED = 0  # a memory as stored; 1 is reserved for derived (consolidated) memories
@@ -111,7 +112,7 @@ def found(hits: list[ScoredMemory], latency_ms: int, scope: dict[str, str]) -> t
         lines += [
             f"{rank}. [score: {row.score:.3f} | importance: {row.importance:.2f}]",
             f"ID: {row.id}",
-            f"Content: {row.content}",
+            f"Content: {one_line(row.content)}",
             f"Agent: {row.agent_id or '-'} | User: {row.user_id}",
             f"Created: {row.created_at}",
         ]
@@ -144,7 +145,7 @@ def record(memory: Memory) -> tuple[str, Record]:
         source=memory.author, created_at=when(memory.created_at), updated_at=when(memory.updated_at),
     )
     text = "\n".join([
-        f"Memory: {row.id}", "Content:", row.content, "Metadata:",
+        f"Memory: {row.id}", "Content:", one_line(row.content), "Metadata:",
         f"Status: {row.status}", f"Importance: {row.importance:.2f}", f"Confidence: {row.confidence:.2f}",
         f"Level: {row.level}", f"Agent: {row.agent_id or '-'}", f"User: {row.user_id}", f"Source: {row.source}",
         f"Created: {row.created_at}", f"Updated: {row.updated_at}",
