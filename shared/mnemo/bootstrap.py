@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         FactStore,
         GraphStore,
         IntentAnnotator,
+        JobStore,
         Mem0Source,
         MemoryStore,
         SearchIndex,
@@ -200,11 +201,17 @@ class Container:
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
                                  SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock,
-                                 fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds))
+                                 fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds),
+                                 work_jobs=self._job_store)
+
+    @cached_property
+    def _job_store(self) -> JobStore:
+        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
+
+        return DynamoDbJobStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def jobs(self) -> JobService:
-        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
         from mnemo.adapters.sqs_jobs import SqsJobQueue
         from mnemo.services.jobs import JobService
 
@@ -213,8 +220,7 @@ class Container:
 
             return Mem0HttpSource(self.settings.mem0_api_url)
 
-        return JobService(DynamoDbJobStore(self._dynamodb, self.settings.memories_table),
-                          SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
+        return JobService(self._job_store, SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
                           self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
                           fence=self.write_fence)
 

@@ -515,6 +515,12 @@ class JobStore(Protocol):
     def drop_parts(self, tenant: str, job_id: str, count: int) -> None:
         """Delete parts 0..count-1 now (an import stopped by its user's erasure: they hold the user's text)."""
 
+    def of_user(self, tenant: str, user_id: str) -> list[str]:
+        """Every job created for the user (`Job.owner`) still stored: the user's job listing, one Query."""
+
+    def erase(self, tenant: str, job_id: str, user_id: str, *, whole: bool) -> int:
+        """Delete the job's parts now; with `whole`, its record and its listing item too. How many items."""
+
     def save(self, job: Job) -> Job: ...
 
 
