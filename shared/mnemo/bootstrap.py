@@ -229,7 +229,7 @@ class Container:
         from mnemo.services.facts import FactService
 
         return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
-                           meter=self.meter)
+                           meter=self.meter, fence=self.write_fence)
 
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:

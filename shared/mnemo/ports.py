@@ -337,6 +337,9 @@ class FactStore(Protocol):
         adjacency, listing) and entity nodes and names no edge uses any more; returns their uuids
         (empty when none is left)."""
 
+    def erase_recorded_facts(self, tenant: str, user_id: str, fact_uuids: Sequence[str]) -> list[str]:
+        """As `erase_recorded`, for these facts of the user only (recorded ones; others are left alone)."""
+
     def list_recorded(self, facts: Sequence[Fact]) -> int:
         """Write the listing of each recorded fact among `facts` (idempotent): the admin reindex
         backfills facts recorded before the listing existed. Returns how many it listed."""
