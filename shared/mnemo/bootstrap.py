@@ -276,7 +276,7 @@ class Container:
         from mnemo.services.recovery import RecoveryService
 
         return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
-                               upkeep=self.fact_upkeep, clock=self.clock)
+                               upkeep=self.fact_upkeep, clock=self.clock, jobs=self._job_store)
 
     @cached_property
     def status(self) -> StatusService:

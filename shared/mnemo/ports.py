@@ -524,6 +524,10 @@ class JobStore(Protocol):
     def erase(self, tenant: str, job_id: str, user_id: str, *, whole: bool) -> int:
         """Delete the job's parts now; with `whole`, its record and its listing item too. How many items."""
 
+    def list_every_job(self) -> int:
+        """Write every job's user listing item (idempotent; a Scan: the admin reindex backfills jobs
+        created before the listing existed). Returns how many jobs it listed."""
+
     def save(self, job: Job) -> Job: ...
 
 

@@ -239,3 +239,19 @@ def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, 
     assert job_items(aws, bob) == ["JOB", "P#00000", "P#00001", "P#00002"]
     assert http.get(f"/v1/jobs/{bob}", headers=auth()).json()["summary"]["imported"] == count
     assert len(memories_of(aws, "bob")) == count and len(mentions(every_item(aws), "Bob's quay")) > count
+
+
+def test_a_job_created_before_the_listing_is_erased_once_the_reindex_listed_it(http, container, aws) -> None:  # noqa: ANN001
+    from mnemo.adapters.aws import client
+
+    data = [{"id": f"kai-{n}", "memory": f"Kai's tiller note {n}."} for n in range(jobs_module.SYNC_IMPORT_LIMIT + 1)]
+    job_id = http.post("/v1/import", json={"user_id": "kai", "data": data}, headers=auth()).json()["job_id"]
+    listing = {"pk": {"S": "T#local#U#kai#JOBS"}, "sk": {"S": job_id}}  # as a job made before the listing existed
+    assert client("dynamodb").delete_item(TableName=aws["MemoriesTable"], Key=listing, ReturnValues="ALL_OLD")["Attributes"]
+    erase_user(http, container, "kai")
+    assert job_items(aws, job_id) == ["JOB", "P#00000", "P#00001", "P#00002"]  # unlisted: the erasure could not find it
+    # The admin reindex lists every job for its user (twice: idempotent); a new erasure then deletes it
+    assert container.recovery.list_jobs() == container.recovery.list_jobs() >= 1
+    assert [i["sk"]["S"] for i in every_item(aws) if i["pk"]["S"] == "T#local#U#kai#JOBS"] == [job_id]
+    erase_user(http, container, "kai")
+    assert job_items(aws, job_id) == ["JOB"] and mentions(every_item(aws), "tiller note") == []  # queued: record kept

@@ -39,8 +39,7 @@ def listing_pk(tenant: str, user_id: str) -> str:
 class DynamoDbJobStore(_Table):
     def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         # The listing, then the parts, the job last: a job that can be read is listed and has its parts.
-        listing = {"pk": listing_pk(job.tenant, job.owner), "sk": job.job_id, "job_id": job.job_id}
-        self._call("put_item", TableName=self._table, Item=serialize(listing))
+        self._call("put_item", TableName=self._table, Item=serialize(_listing(job)))
         self.write_parts(job.tenant, job.job_id, parts)
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
@@ -96,11 +95,23 @@ class DynamoDbJobStore(_Table):
         self._batch([{"DeleteRequest": {"Key": serialize(key)}} for key in doomed], "job items left undeleted")
         return len(doomed)
 
+    def list_every_job(self) -> int:
+        # Scan: the admin reindex only (jobs created before the listing existed); the same keys and body each run.
+        rows = all_items(self._call, "scan", TableName=self._table, ProjectionExpression="job",
+                         FilterExpression="sk = :j AND attribute_exists(job_kind)", ExpressionAttributeValues=serialize({":j": JOB_SK}))
+        jobs = [Job.model_validate_json(row["job"]) for row in rows]
+        self._batch([{"PutRequest": {"Item": serialize(_listing(j))}} for j in jobs], "job listings left unwritten")
+        return len(jobs)
+
     def save(self, job: Job) -> Job:
         written = job.model_copy(update={"revision": job.revision + 1})
         self._call("put_item", TableName=self._table, Item=serialize(_item(written)), ConditionExpression="revision = :r",
                    ExpressionAttributeValues=serialize({":r": job.revision}))
         return written
+
+
+def _listing(job: Job) -> dict[str, Any]:
+    return {"pk": listing_pk(job.tenant, job.owner), "sk": job.job_id, "job_id": job.job_id}
 
 
 def _item(job: Job) -> dict[str, Any]:
