@@ -210,8 +210,8 @@ def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, 
     def ledger(user: str) -> list[dict[str, Any]]:
         return [{"id": f"{user}-q{n}", "memory": f"{user.title()}'s quay ledger line {n}."} for n in range(count)]
 
-    def start(user: str) -> str:
-        response = http.post("/v1/import", json={"user_id": user, "data": ledger(user)}, headers=auth())
+    def start(user: str, key: str | None = None) -> str:
+        response = http.post("/v1/import", json={"user_id": user, "data": ledger(user)}, headers=auth(*filter(None, [key])))
         assert response.status_code == 202, response.text
         return str(response.json()["job_id"])
 
@@ -220,7 +220,9 @@ def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, 
         for step in range(3):
             container.jobs.run(JobStep(tenant="local", job_id=job_id, step=step))
         assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "completed"
-    queued = start("ana")  # requested, not yet run: its parts are her text too
+    ana_key = "mn_anabound0_0123456789abcdefghijklmnop"
+    container.keys.create("local", "ana", ["memory:read", "memory:write"], ana_key, user_id="ana")
+    queued = start("ana", ana_key)  # requested with her own bound key, not yet run: its parts are her text too
     assert job_items(aws, ana) == ["JOB", "P#00000", "P#00001", "P#00002"] and len(mentions(every_item(aws), "Ana's quay")) > count
 
     erasure = erase_user(http, container, "ana")

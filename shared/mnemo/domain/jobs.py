@@ -95,8 +95,9 @@ class Job(BaseModel):
     @property
     def owner(self) -> str:
         """Whose data the job holds (a bound key's own user, whatever it named): the user's erasure finds
-        the job by it (docs/erasure.md, "Jobs of the user")."""
-        return self.principal.confine(self.user_id) or self.user_id
+        the job by it (docs/erasure.md, "Jobs of the user"). Not `Principal.confine`, which may refuse:
+        a stored job is never refused, only found."""
+        return self.principal.user_id or self.user_id
 
     def receipt(self) -> JobReceipt:
         return JobReceipt(job_id=self.job_id, kind=self.kind, status=self.status, user_id=self.user_id,
