@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         FactStore,
         GraphStore,
         IntentAnnotator,
+        JobStore,
         Mem0Source,
         MemoryStore,
         SearchIndex,
@@ -201,11 +202,17 @@ class Container:
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
                                  SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock,
-                                 fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds))
+                                 fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds),
+                                 work_jobs=self._job_store)
+
+    @cached_property
+    def _job_store(self) -> JobStore:
+        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
+
+        return DynamoDbJobStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def jobs(self) -> JobService:
-        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
         from mnemo.adapters.sqs_jobs import SqsJobQueue
         from mnemo.services.jobs import JobService
 
@@ -214,8 +221,7 @@ class Container:
 
             return Mem0HttpSource(self.settings.mem0_api_url)
 
-        return JobService(DynamoDbJobStore(self._dynamodb, self.settings.memories_table),
-                          SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
+        return JobService(self._job_store, SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
                           self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
                           fence=self.write_fence)
 
@@ -224,7 +230,7 @@ class Container:
         from mnemo.services.facts import FactService
 
         return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
-                           meter=self.meter)
+                           meter=self.meter, fence=self.write_fence)
 
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:
@@ -271,7 +277,7 @@ class Container:
         from mnemo.services.recovery import RecoveryService
 
         return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
-                               upkeep=self.fact_upkeep, clock=self.clock)
+                               upkeep=self.fact_upkeep, clock=self.clock, jobs=self._job_store)
 
     @cached_property
     def status(self) -> StatusService:

@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     importing.add_argument("--user-id", default="default")
     importing.add_argument("file", type=argparse.FileType("r", encoding="utf-8"))
     commands.add_parser("reconcile", help="re-enqueue memories whose enrichment task was lost")
-    commands.add_parser("reindex", help="create the current index versions, re-enrich every memory and re-index every fact")
+    commands.add_parser("reindex", help="create the current index versions, re-enrich every memory, re-index every fact, list every job for its user")
     return parser
 
 
@@ -114,8 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             services.index().ensure_index()
             services.fact_index().ensure_index()
             # memories: one re-enrichment task each (the worker re-embeds and re-derives); facts:
-            # indexed here from DynamoDB, recorded ones included (docs/facts.md, "Where facts live")
-            print(json.dumps({"enqueued": services.recovery.reindex(), "facts_indexed": services.recovery.reindex_facts()}))
+            # indexed here from DynamoDB, recorded ones included (docs/facts.md, "Where facts live");
+            # jobs: each listed for its user, so the user's erasure finds older ones (docs/erasure.md)
+            print(json.dumps({"enqueued": services.recovery.reindex(), "facts_indexed": services.recovery.reindex_facts(),
+                              "jobs_listed": services.recovery.list_jobs()}))
         elif args.command == "export":
             portability.export(services, args.tenant, args.user_id, args.out)
         elif args.command == "import":

@@ -337,6 +337,9 @@ class FactStore(Protocol):
         adjacency, listing) and entity nodes and names no edge uses any more; returns their uuids
         (empty when none is left)."""
 
+    def erase_recorded_facts(self, tenant: str, user_id: str, fact_uuids: Sequence[str]) -> list[str]:
+        """As `erase_recorded`, for these facts of the user only (recorded ones; others are left alone)."""
+
     def list_recorded(self, facts: Sequence[Fact]) -> int:
         """Write the listing of each recorded fact among `facts` (idempotent): the admin reindex
         backfills facts recorded before the listing existed. Returns how many it listed."""
@@ -514,6 +517,16 @@ class JobStore(Protocol):
 
     def drop_parts(self, tenant: str, job_id: str, count: int) -> None:
         """Delete parts 0..count-1 now (an import stopped by its user's erasure: they hold the user's text)."""
+
+    def of_user(self, tenant: str, user_id: str) -> list[str]:
+        """Every job created for the user (`Job.owner`) still stored: the user's job listing, one Query."""
+
+    def erase(self, tenant: str, job_id: str, user_id: str, *, whole: bool) -> int:
+        """Delete the job's parts now; with `whole`, its record and its listing item too. How many items."""
+
+    def list_every_job(self) -> int:
+        """Write every job's user listing item (idempotent; a Scan: the admin reindex backfills jobs
+        created before the listing existed). Returns how many jobs it listed."""
 
     def save(self, job: Job) -> Job: ...
 

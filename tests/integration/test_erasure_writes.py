@@ -195,3 +195,65 @@ def test_the_last_listing_waits_for_the_browse_index_to_settle(http, container, 
     jobs.run(ErasureStep(tenant="local", job_id=job_id, step=1))
     assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "completed"
     assert http.post("/v1/memories", json={"content": "Jon's new note.", "user_id": "jon"}, headers=auth()).status_code == 201
+
+
+def job_items(aws: dict[str, str], job_id: str) -> list[str]:
+    """The sort keys stored under a job's partition (its record, its parts), by a raw scan."""
+    return sorted(i["sk"]["S"] for i in every_item(aws) if i["pk"]["S"] == f"T#local#JOB#{job_id}")
+
+
+def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, container, aws) -> None:  # noqa: ANN001
+    """Issue 26, "erasure means gone everywhere": an import job's parts hold the items' text (kept 30
+    days for the TTL); the user's erasure finds her jobs through her job listing and deletes them."""
+    count = jobs_module.SYNC_IMPORT_LIMIT + 10  # three parts: 100, 100, 10 items
+
+    def ledger(user: str) -> list[dict[str, Any]]:
+        return [{"id": f"{user}-q{n}", "memory": f"{user.title()}'s quay ledger line {n}."} for n in range(count)]
+
+    def start(user: str, key: str | None = None) -> str:
+        response = http.post("/v1/import", json={"user_id": user, "data": ledger(user)}, headers=auth(*filter(None, [key])))
+        assert response.status_code == 202, response.text
+        return str(response.json()["job_id"])
+
+    ana, bob = start("ana"), start("bob")
+    for job_id in (ana, bob):  # both complete; their parts stay (30 days' TTL)
+        for step in range(3):
+            container.jobs.run(JobStep(tenant="local", job_id=job_id, step=step))
+        assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "completed"
+    ana_key = "mn_anabound0_0123456789abcdefghijklmnop"
+    container.keys.create("local", "ana", ["memory:read", "memory:write"], ana_key, user_id="ana")
+    queued = start("ana", ana_key)  # requested with her own bound key, not yet run: its parts are her text too
+    assert job_items(aws, ana) == ["JOB", "P#00000", "P#00001", "P#00002"] and len(mentions(every_item(aws), "Ana's quay")) > count
+
+    erasure = erase_user(http, container, "ana")
+
+    assert mentions(every_item(aws), "Ana's quay") == []  # no memory, no part, nothing holds her text
+    assert job_items(aws, ana) == [] and http.get(f"/v1/jobs/{ana}", headers=auth()).status_code == 404
+    assert job_items(aws, queued) == ["JOB"]  # not finished: its record stays, to say how it ended
+    assert not [i for i in every_item(aws) if i["pk"]["S"] == "T#local#U#ana#JOBS" and i["sk"]["S"] == ana]
+    receipt = http.get(f"/v1/jobs/{erasure}", headers=auth()).json()
+    assert receipt["counts"]["jobs"] == 2 and receipt["counts"]["memories"] == count
+    container.jobs.run(JobStep(tenant="local", job_id=queued, step=0))  # its first hop comes late
+    late = http.get(f"/v1/jobs/{queued}", headers=auth()).json()
+    assert (late["status"], late["error"], late["summary"]["imported"]) == ("failed", "user erased", 0)
+    assert mentions(every_item(aws), "Ana's quay") == []
+    # Control: Bob's completed import in the same run keeps its parts, its record and his memories
+    assert job_items(aws, bob) == ["JOB", "P#00000", "P#00001", "P#00002"]
+    assert http.get(f"/v1/jobs/{bob}", headers=auth()).json()["summary"]["imported"] == count
+    assert len(memories_of(aws, "bob")) == count and len(mentions(every_item(aws), "Bob's quay")) > count
+
+
+def test_a_job_created_before_the_listing_is_erased_once_the_reindex_listed_it(http, container, aws) -> None:  # noqa: ANN001
+    from mnemo.adapters.aws import client
+
+    data = [{"id": f"kai-{n}", "memory": f"Kai's tiller note {n}."} for n in range(jobs_module.SYNC_IMPORT_LIMIT + 1)]
+    job_id = http.post("/v1/import", json={"user_id": "kai", "data": data}, headers=auth()).json()["job_id"]
+    listing = {"pk": {"S": "T#local#U#kai#JOBS"}, "sk": {"S": job_id}}  # as a job made before the listing existed
+    assert client("dynamodb").delete_item(TableName=aws["MemoriesTable"], Key=listing, ReturnValues="ALL_OLD")["Attributes"]
+    erase_user(http, container, "kai")
+    assert job_items(aws, job_id) == ["JOB", "P#00000", "P#00001", "P#00002"]  # unlisted: the erasure could not find it
+    # The admin reindex lists every job for its user (twice: idempotent); a new erasure then deletes it
+    assert container.recovery.list_jobs() == container.recovery.list_jobs() >= 1
+    assert [i["sk"]["S"] for i in every_item(aws) if i["pk"]["S"] == "T#local#U#kai#JOBS"] == [job_id]
+    erase_user(http, container, "kai")
+    assert job_items(aws, job_id) == ["JOB"] and mentions(every_item(aws), "tiller note") == []  # queued: record kept

@@ -250,6 +250,9 @@ class DynamoDbFactStore:
     def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> list[str]:
         return recorded_facts.erase(self, self._call, self._table, tenant, user_id, limit=limit)
 
+    def erase_recorded_facts(self, tenant: str, user_id: str, fact_uuids: Sequence[str]) -> list[str]:
+        return recorded_facts.erase_these(self, self._call, self._table, tenant, user_id, fact_uuids)
+
     def list_recorded(self, facts: Sequence[Fact]) -> int:
         return recorded_facts.backfill(self._call, self._table, facts)
 

@@ -4,6 +4,7 @@
 |---|---|---|
 | job | `T#<tenant>#JOB#<job id>` | `JOB` (`job_kind`, the job as JSON, `revision` for the conditions) |
 | job part | `T#<tenant>#JOB#<job id>` | `P#<00000>` (one chunk of the job's input as JSON, under 400 KB; `expires_at`: TTL, 30 days) |
+| user's job listing | `T#<tenant>#U#<user>#JOBS` | `<job id>` (`job_id`): written before the job, so the user's erasure finds every job of the user with one Query |
 
 The tenant leads every key, so a job id of another tenant addresses nothing. An erasure job's item
 has no `job_kind`: `get` answers None for it and the erasure store reads it.
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mnemo.adapters.dynamodb_codec import deserialize, serialize
+from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize
 from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, _Table, job_pk
 from mnemo.domain.jobs import Job
 from mnemo.errors import DependencyError
@@ -30,9 +31,15 @@ def part_sk(index: int) -> str:
     return f"{PART_PREFIX}{index:05d}"
 
 
+def listing_pk(tenant: str, user_id: str) -> str:
+    """User ids hold no '#', so this key meets no entity posting (`...#U#<user>#ENT#...`) or fact listing."""
+    return f"T#{tenant}#U#{user_id}#JOBS"
+
+
 class DynamoDbJobStore(_Table):
     def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
-        # Parts first, the job last: a job that can be read always has its parts.
+        # The listing, then the parts, the job last: a job that can be read is listed and has its parts.
+        self._call("put_item", TableName=self._table, Item=serialize(_listing(job)))
         self.write_parts(job.tenant, job.job_id, parts)
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
@@ -73,11 +80,38 @@ class DynamoDbJobStore(_Table):
         requests = [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": part_sk(i)})}} for i in range(count)]
         self._batch(requests, "job parts left undeleted")
 
+    def of_user(self, tenant: str, user_id: str) -> list[str]:
+        rows = all_items(self._call, "query", TableName=self._table, ConsistentRead=True, ProjectionExpression="job_id",
+                         KeyConditionExpression="pk = :pk", ExpressionAttributeValues=serialize({":pk": listing_pk(tenant, user_id)}))
+        return [row["job_id"] for row in rows]
+
+    def erase(self, tenant: str, job_id: str, user_id: str, *, whole: bool) -> int:
+        pk = job_pk(tenant, job_id)
+        keys = all_items(self._call, "query", TableName=self._table, ConsistentRead=True, ProjectionExpression="pk, sk",
+                         KeyConditionExpression="pk = :pk", ExpressionAttributeValues=serialize({":pk": pk}))
+        doomed = [{"pk": pk, "sk": k["sk"]} for k in keys if whole or k["sk"].startswith(PART_PREFIX)]
+        if whole:  # the job's record is part of `keys`; its listing item goes with it
+            doomed.append({"pk": listing_pk(tenant, user_id), "sk": job_id})
+        self._batch([{"DeleteRequest": {"Key": serialize(key)}} for key in doomed], "job items left undeleted")
+        return len(doomed)
+
+    def list_every_job(self) -> int:
+        # Scan: the admin reindex only (jobs created before the listing existed); the same keys and body each run.
+        rows = all_items(self._call, "scan", TableName=self._table, ProjectionExpression="job",
+                         FilterExpression="sk = :j AND attribute_exists(job_kind)", ExpressionAttributeValues=serialize({":j": JOB_SK}))
+        jobs = [Job.model_validate_json(row["job"]) for row in rows]
+        self._batch([{"PutRequest": {"Item": serialize(_listing(j))}} for j in jobs], "job listings left unwritten")
+        return len(jobs)
+
     def save(self, job: Job) -> Job:
         written = job.model_copy(update={"revision": job.revision + 1})
         self._call("put_item", TableName=self._table, Item=serialize(_item(written)), ConditionExpression="revision = :r",
                    ExpressionAttributeValues=serialize({":r": job.revision}))
         return written
+
+
+def _listing(job: Job) -> dict[str, Any]:
+    return {"pk": listing_pk(job.tenant, job.owner), "sk": job.job_id, "job_id": job.job_id}
 
 
 def _item(job: Job) -> dict[str, Any]:

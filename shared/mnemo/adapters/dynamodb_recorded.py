@@ -61,8 +61,20 @@ def erase(store: DynamoDbFactStore, call: Call, table: str, tenant: str, user_id
     """Delete up to `limit` of the user's recorded facts outright (item, audit rows, adjacency, listing)
     and the entity nodes and names they leave without any edge; returns their uuids (empty: none left)."""
     listed, _ = _listed(store, call, table, tenant, user_id, limit, None)
-    keys = [(recorded_pk(tenant, user_id), entry.sk) for entry in listed]
     facts = [entry.fact for entry in listed if entry.fact is not None]
+    return _delete(store, call, table, tenant, [(recorded_pk(tenant, user_id), entry.sk) for entry in listed], facts)
+
+
+def erase_these(store: DynamoDbFactStore, call: Call, table: str, tenant: str, user_id: str,
+                fact_uuids: Sequence[str]) -> list[str]:
+    """Delete these recorded facts of the user as `erase` does (a write that lost its race with the
+    user's erasure: services/user_fence.py); another user's or a derived fact is left alone."""
+    facts = [f for f in store.get_many(tenant, fact_uuids) if f.origin == FactOrigin.RECORDED and f.namespace.user_id == user_id]
+    return _delete(store, call, table, tenant, [(item["pk"], item["sk"]) for item in map(recorded_item, facts)], facts)
+
+
+def _delete(store: DynamoDbFactStore, call: Call, table: str, tenant: str, keys: list[tuple[str, str]],
+            facts: Sequence[Fact]) -> list[str]:
     for fact in facts:
         pk = fact_pk(tenant, fact.uuid)
         keys += [(pk, FACT_SK), *[k for k in collection_keys(call, table, pk) if k[1].startswith(AUDIT_PREFIX)]]

@@ -21,6 +21,8 @@ class ErasureCounts(BaseModel):
     index_documents: int = Field(default=0, description="Search index copies addressed by the delete.")
     recorded_facts: int = Field(default=0, description=(
         "A user's erasure: facts recorded for the user (record_fact, POST /v1/facts, an import) deleted."))
+    jobs: int = Field(default=0, description=(
+        "A user's erasure: the user's import, mem0 and deduplication jobs whose stored input (job parts) or record was deleted."))
 
     def plus(self, other: ErasureCounts) -> ErasureCounts:
         return ErasureCounts(**{name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields})

@@ -92,6 +92,13 @@ class Job(BaseModel):
     def finished(self) -> bool:
         return self.status in (JobStatus.COMPLETED, JobStatus.FAILED)
 
+    @property
+    def owner(self) -> str:
+        """Whose data the job holds (a bound key's own user, whatever it named): the user's erasure finds
+        the job by it (docs/erasure.md, "Jobs of the user"). Not `Principal.confine`, which may refuse:
+        a stored job is never refused, only found."""
+        return self.principal.user_id or self.user_id
+
     def receipt(self) -> JobReceipt:
         return JobReceipt(job_id=self.job_id, kind=self.kind, status=self.status, user_id=self.user_id,
                           progress=self.progress, summary=self.summary, requested_at=self.requested_at,

@@ -63,6 +63,15 @@ class ErasureService:
                 self._fact_index().delete(tenant, uuid)
         return len(erased)
 
+    def erase_recorded_facts(self, tenant: str, user_id: str, fact_uuids: Sequence[str]) -> int:
+        """Delete these recorded facts of the user (a write that lost its race with the user's erasure,
+        services/user_fence.py) with their facts-index documents; returns how many."""
+        erased = self._facts.erase_recorded_facts(tenant, user_id, fact_uuids)
+        if self._fact_index is not None:
+            for uuid in erased:
+                self._fact_index().delete(tenant, uuid)
+        return len(erased)
+
     def erased(self, tenant: str, memory_id: str) -> bool:
         """Whether an erasure of the memory has begun (its tombstone exists)."""
         return self._marks is not None and self._marks.erased(tenant, memory_id)

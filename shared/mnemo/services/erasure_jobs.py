@@ -24,7 +24,7 @@ from mnemo.domain.models import Cursor, Principal, Status
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError
-from mnemo.ports import BrowseQuery, ErasureFences, ErasureJobStore, ErasureQueue, MemoryStore
+from mnemo.ports import BrowseQuery, ErasureFences, ErasureJobStore, ErasureQueue, JobStore, MemoryStore
 from mnemo.services.erasure import ErasureService
 from mnemo.services.permissions import Operation, authorize
 
@@ -38,8 +38,10 @@ TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invoc
 class ErasureJobService:
     def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: ErasureQueue, erasure: ErasureService, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-                 page: int = PAGE, fences: ErasureFences | None = None, settle: timedelta = timedelta(0)) -> None:
+                 page: int = PAGE, fences: ErasureFences | None = None, settle: timedelta = timedelta(0),
+                 work_jobs: JobStore | None = None) -> None:
         self._store = store
+        self._work_jobs = work_jobs  # the user's import, mem0 and deduplication jobs: their parts hold what was sent
         self._settle = settle  # the last listing waits this long after the request: the browse index lags
         self._fences = fences  # raised before anything is listed; writes in flight read it (services/user_fence.py)
         self._jobs = jobs
@@ -95,6 +97,8 @@ class ErasureJobService:
         done = not job.batch and job.exhausted
         if done:  # every memory erased: then the facts recorded for the user, which no memory holds
             job, done = self._erase_recorded(job, time_left_ms)
+        if done:  # and the user's other jobs: an import's parts are the items' text
+            job, done = self._erase_work_jobs(job, time_left_ms)
         delay = 0
         if done:  # a last listing from the top: memories that writes in flight landed while the pages ran
             wait = (job.requested_at + self._settle - self._clock()).total_seconds()
@@ -156,6 +160,28 @@ class ErasureJobService:
                 return job, True
             job = self._jobs.save(job.model_copy(update={"counts": job.counts.plus(ErasureCounts(recorded_facts=erased))}))
         return job, False
+
+    def _erase_work_jobs(self, job: ErasureJob, time_left_ms: Callable[[], float]) -> tuple[ErasureJob, bool]:
+        """Every import, mem0 and deduplication job of the user, from the user's job listing: a finished one
+        is deleted whole (record, parts, listing item); one still running loses its parts (its record
+        ends as its own hops say: an import `failed`, user erased). Counted on the job; whether all were
+        done (False: time ran low, the next hop goes on; a rerun finds nothing left to count)."""
+        assert job.user_id is not None
+        if self._work_jobs is None:
+            return job, True
+        erased, left = 0, True
+        for job_id in self._work_jobs.of_user(job.tenant, job.user_id):
+            if time_left_ms() <= TIME_MARGIN_MS:
+                left = False
+                break
+            work = self._work_jobs.get(job.tenant, job_id)
+            if work is not None and work.owner != job.user_id:  # cannot happen (listed under the user); never touch another's
+                logger.error("listed job belongs to another user; skipped", extra={"job_id": job.job_id})
+                continue
+            erased += self._work_jobs.erase(job.tenant, job_id, job.user_id, whole=work is None or work.finished) > 0
+        if erased:
+            job = self._jobs.save(job.model_copy(update={"counts": job.counts.plus(ErasureCounts(jobs=erased))}))
+        return job, left
 
     def _dispatch(self, job: ErasureJob, delay: int = 0) -> None:
         self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step), delay)

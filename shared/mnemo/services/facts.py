@@ -24,6 +24,7 @@ from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.intents import annotate_edge
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
+from mnemo.services.user_fence import WriteFence
 
 
 class Recorded(NamedTuple):
@@ -41,8 +42,10 @@ class FactService:
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         meter: Meter | None = None,
+        fence: WriteFence | None = None,
     ) -> None:
         self._facts = facts
+        self._fence = fence  # a user's erasure against facts recorded in flight (services/user_fence.py)
         self._meter = meter or Meter()
         self._upkeep = upkeep
         self._annotator = annotator
@@ -56,8 +59,10 @@ class FactService:
     def record_triple(self, principal: Principal, command: RecordFactCommand, *, extract_intent: bool = False) -> Recorded:
         """Store the triple (predicate through the synonym table), retire what it replaces, index it."""
         authorize(principal, Operation.RECORD_FACT)
-        self._meter.charge(principal, Operation.RECORD_FACT)
         namespace = _namespace(principal, command)
+        # Refused (before any charge or write) while the user's erasure runs; checked again once all below landed.
+        admission = self._fence.admit(principal.tenant, namespace.user_id) if self._fence is not None else None
+        self._meter.charge(principal, Operation.RECORD_FACT)
         now = self._clock()
         nodes = self._facts.resolve(namespace, [EntityMention(name=command.subject), EntityMention(name=command.object)], now)
         predicate = self._upkeep.predicates.normalize(command.predicate) if self._upkeep else command.predicate
@@ -83,6 +88,8 @@ class FactService:
             retired = self._upkeep.reconcile(self._upkeep.groups([stored]), actor=principal.key_prefix, at=now)
             edge = self._facts.get(principal.tenant, stored.uuid) or stored
             recorded = Recorded(edge, [f for f in retired if f.uuid != stored.uuid])
+        if admission is not None and self._fence is not None:  # the erasure came first: the fact goes, and 409
+            self._fence.settle_facts(admission, [stored.uuid])
         if refused is not None:
             refused.message = f"{refused.message}; edge {stored.uuid} was stored without intent_meta"
             raise refused

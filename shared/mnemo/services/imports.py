@@ -105,6 +105,8 @@ class ImportService:
         report.imported = [p.memory_id for p in sorted(planned, key=lambda p: p.index)]
         if self._recorded is not None:
             self._recorded.run(principal, facts, user_id, report)
+            if admission is not None and self._fence is not None and report.facts_imported:  # as `_write` does
+                self._fence.settle_facts(admission, report.facts_imported)
         else:
             report.failed += [ImportFailure(index=i, reason="recorded_fact: this deployment cannot import recorded facts")
                               for i, _ in facts]

@@ -176,7 +176,12 @@ class JobService:
         if job.kind is JobKind.DEDUPLICATE and job.step == 0:
             planned = self._plan(job)
             return planned, planned.parts <= 1  # nothing live left to compare: done
-        items = self._jobs.part(job.tenant, job.job_id, job.step)
+        try:
+            items = self._jobs.part(job.tenant, job.job_id, job.step)
+        except DependencyError:  # a missing part: the user's erasure deletes an import's parts; if so, say that
+            if job.kind is JobKind.IMPORT and self._fence is not None:
+                self._fence.check(Admission(tenant=job.tenant, user_id=job.owner, latest_job=job.erasure_seen))
+            raise
         if job.kind is JobKind.IMPORT:
             summary = self._import(job, items, job.progress.done)
         else:
@@ -203,7 +208,7 @@ class JobService:
 
     def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
         admission = None if self._fence is None else Admission(
-            tenant=job.tenant, user_id=job.principal.confine(job.user_id) or job.user_id, latest_job=job.erasure_seen)
+            tenant=job.tenant, user_id=job.owner, latest_job=job.erasure_seen)
         report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates,
                                    admission=admission)
         reasons = [f"item {offset + p.index}: {p.reason}" for p in sorted([*report.skipped, *report.failed], key=lambda p: p.index)]

@@ -14,7 +14,7 @@ from mnemo.domain.graph import Fact, FactOrigin, FactStatus
 from mnemo.domain.models import Enrichment, EnrichmentState
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError
-from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, MemoryStore
+from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, JobStore, MemoryStore
 
 if TYPE_CHECKING:
     from mnemo.services.fact_upkeep import FactUpkeep
@@ -43,7 +43,9 @@ class RecoveryService:
         facts: FactStore | None = None,
         upkeep: FactUpkeep | None = None,
         clock: Callable[[], datetime] = utcnow,
+        jobs: JobStore | None = None,
     ) -> None:
+        self._jobs = jobs
         self._facts = facts
         self._upkeep = upkeep
         self._store = store
@@ -73,6 +75,12 @@ class RecoveryService:
             self._queue.send(EnrichmentTask(tenant=memory.tenant, memory_id=memory.id, version=memory.version, reindex=True))
             sent += 1
         return sent
+
+    def list_jobs(self) -> int:
+        """Write the user listing of every import, mem0 and deduplication job: the backfill for jobs
+        created before a user's erasure could list them (docs/erasure.md, "Jobs of the user"). Scans
+        the table: an admin operation. Idempotent."""
+        return self._jobs.list_every_job() if self._jobs is not None else 0
 
     def reindex_facts(self, batch: int = FACT_BATCH) -> int:
         """Index every fact that a search can return (active, or invalidated for `as_of`), recorded and

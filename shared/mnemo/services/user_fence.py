@@ -1,9 +1,9 @@
 """Writes in flight versus a user's erasure (docs/erasure.md, "Writes in flight").
 
 A user's erasure raises the user's fence before it lists anything; every write that creates memories
-for a user (a capture, an import chunk, synchronous or in a job) reads the fence before it writes
-(`admit`: refused while an erasure runs) and again, strongly consistent, after its write has landed
-(`settle`). If an erasure was requested since the write was admitted, or is running, the writer erases
+or records facts for a user (a capture, an import chunk, synchronous or in a job, a recorded fact)
+reads the fence before it writes (`admit`: refused while an erasure runs) and again, strongly
+consistent, after its write has landed (`settle`, `settle_facts`). If an erasure was requested since the write was admitted, or is running, the writer erases
 what it just wrote and refuses. This is Dekker's pattern: the erasure writes the fence then reads
 (lists) the memories, the writer writes its memory then reads the fence, so at least one of them sees
 the other. Either the erasure's listing finds the memory, or the writer sees the fence.
@@ -72,11 +72,31 @@ class WriteFence:
     def settle(self, admission: Admission, written: Sequence[Memory]) -> None:
         """After the write landed: if an erasure runs or was requested since admission, erase what was
         written (tombstone, derived copies, items: the erasure's own path) and refuse."""
-        fence = self._fences.read(admission.tenant, admission.user_id)
-        changed = fence.latest_job not in (None, admission.latest_job)
-        if not fence.up and not changed:
+        refusal = self._lost(admission)
+        if refusal is None:
             return
         for memory in written:
             self._erasure().erase(memory)
         logger.info("write erased: its user's erasure came first", extra={"memories": len(written)})
-        raise _running(admission.user_id) if fence.up and not changed else _since(admission.user_id)
+        raise refusal
+
+    def settle_facts(self, admission: Admission, fact_uuids: Sequence[str]) -> None:
+        """`settle` for facts recorded for the user (record_fact, POST /v1/facts, an import's recorded
+        facts): only these are deleted, as the erasure deletes recorded facts; a fact recorded by a write
+        admitted after the erasure ended is not this write's and stays."""
+        refusal = self._lost(admission)
+        if refusal is None:
+            return
+        if fact_uuids:
+            self._erasure().erase_recorded_facts(admission.tenant, admission.user_id, fact_uuids)
+        logger.info("recorded facts erased: their user's erasure came first", extra={"facts": len(fact_uuids)})
+        raise refusal
+
+    def _lost(self, admission: Admission) -> UserErasedError | None:
+        """The refusal if an erasure of the user runs or was requested since admission (a strongly
+        consistent read after the write landed), else None."""
+        fence = self._fences.read(admission.tenant, admission.user_id)
+        changed = fence.latest_job not in (None, admission.latest_job)
+        if not fence.up and not changed:
+            return None
+        return _running(admission.user_id) if fence.up and not changed else _since(admission.user_id)
