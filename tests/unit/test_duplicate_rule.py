@@ -66,8 +66,8 @@ def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
         assert [p for p in wrong if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != VERB_OF_ABSENCE] == []
         assert all(p in after for p in pairs if p["kind"] == "exact_repeat")  # exact recall 1.00
         before = [p for p in merged(threshold, rule=False) if p["label"] == "distinct"]
-        assert len(before) >= 50 and len(wrong) <= 4  # the control: cosine alone merges dozens
-    # add_memory's threshold: only the word-order swap (a substitution) merges, nothing of a token kind
-    assert [(p["kind"]) for p in merged(0.92, rule=True) if p["label"] == "distinct"] == ["substitution"]
+        assert len(before) >= 50 and len(before) - len(wrong) >= 50  # the control: cosine alone merges dozens
+        # what merges carries no token the rule reads: word substitutions, antonyms, preference swaps
+        assert {p["kind"] for p in wrong} <= {"substitution", "antonym", "preference", "negation"}
     paraphrases = [p for p in pairs if p["kind"] == "paraphrase"]
     assert sum(p in merged(0.85, rule=True) for p in paraphrases) / len(paraphrases) >= 0.9
