@@ -13,7 +13,10 @@ the first such disagreement, or answers None when there is none:
   today, tomorrow, yesterday, tonight, next, last;
 - names: capitalised words (beyond "I" and a list of common sentence openers) that the other text
   does not contain in any case, so "Dinner on Friday" agrees with "... dinner ...";
-- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot.
+- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot;
+- opposites (mnemo/domain/opposites.py): a word of one text whose antonym is in the other ("love" /
+  "hate", "big" / "small", "remember" / "forgot"), and a reversed preference ("emails rather than
+  calls" / "calls rather than emails").
 
 Pure functions, no I/O: services/duplicates.py applies them to every comparison it makes.
 """
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from mnemo.domain.opposites import opposite, reversed_preference
 
 __all__ = ["difference", "same_memory"]
 
@@ -127,6 +132,12 @@ def difference(a: str, b: str) -> str | None:
         return f"names differ: {', '.join(missing)}"
     if _negations(a) != _negations(b):
         return "negation differs"
+    words = opposite(a, b)
+    if words:
+        return f"opposites differ: {words[0]} vs {words[1]}"
+    item = reversed_preference(a, b)
+    if item:
+        return f"preference reversed: {item}"
     return None
 
 
