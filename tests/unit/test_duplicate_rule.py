@@ -97,3 +97,13 @@ def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
     assert [p for p in merged(0.92, rule=True) if p["label"] == "distinct"] == []
     paraphrases = [p for p in pairs if p["kind"] == "paraphrase"]
     assert sum(p in merged(0.85, rule=True) for p in paraphrases) / len(paraphrases) >= 0.9
+
+
+def test_a_capitalised_opener_is_no_name_in_a_reordering_but_a_substituted_name_stays_one() -> None:
+    assert difference("Ticket JIRA-4821 is blocked on the API review.", "JIRA-4821 is blocked on the API review.") is None
+    assert difference("Pay rent on the first of every month.", "Rent is paid on the first of every month.") is None
+    # the controls: another opener (a substituted or added name), a title's full stop, a second capital
+    assert difference("Kim works at Initech.", "Lee works at Initech.") == "names differ: kim, lee"
+    assert difference("Kim works at Initech.", "Initech employs Lee.") == "names differ: lee"
+    assert difference("My doctor is Dr. Okafor.", "My doctor is Dr. Okoye.") == "names differ: okafor, okoye"
+    assert difference("Ticket JIRA-1 is blocked, Ticket said.", "JIRA-1 is blocked.") == "names differ: ticket"
