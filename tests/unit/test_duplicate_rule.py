@@ -53,6 +53,8 @@ def test_opposite_words_and_reversed_preferences_are_distinct_and_reorderings_ar
     assert difference("I prefer tea over coffee.", "I'd rather have tea than coffee.") is None
     assert difference("For short trips, book trains instead of flights.", "Book trains rather than flights for short trips.") is None
     assert difference("I prefer to work from home.", "I prefer working from home.") is None  # "to" here is no "A to B"
+    assert difference("I prefer talking to Ana over email.", "I prefer to talk to Ana rather than email.") is None
+    assert difference("I prefer talking to Ana over email.", "I prefer email over talking to Ana.") is not None
     # inflections are folded by word class: "offer" is no form of "off", nor "wind" of "win"
     assert opposite("The heater is turned off.", "The heater is turned on.") == ("off", "on")
     assert opposite("I made an offer.", "I made it on time.") is None

@@ -220,22 +220,27 @@ def _run(words: list[str]) -> list[str]:
 
 
 def _preferences(text: str) -> list[tuple[set[str], set[str]]]:
-    """(preferred, passed over) items of each preference construct in the text."""
+    """(preferred, passed over) items of each preference construct in the text. "prefer A to B" is
+    read only in a clause with no other marker: in "prefer talking to Ana over email", "to" is no
+    comparison."""
     found = []
     for clause in _CLAUSE.split(text):
         words = _tokens(clause)
+        marked, to = [], []
         for i, word in enumerate(words):
             pair = words[i:i + 2]
             if pair in (["rather", "than"], ["instead", "of"]):
-                found.append((_items(_run(words[:i][::-1])), _items(_run(words[i + 2:]))))
+                marked.append((_items(_run(words[:i][::-1])), _items(_run(words[i + 2:]))))
             elif word == "than" and "rather" in words[:i]:
                 start = words.index("rather") + 1
-                found.append((_items(words[start:i]), _items(_run(words[i + 1:]))))
+                marked.append((_items(words[start:i]), _items(_run(words[i + 1:]))))
             elif word in ("over", "to") and any(_PREFERS.match(w) for w in words[:i]):
                 verb = max(j for j in range(i) if _PREFERS.match(words[j]))
-                if word == "to" and words[verb] == "rather":
-                    continue
-                found.append((_items(words[verb + 1:i]), _items(_run(words[i + 1:]))))
+                if word == "over":
+                    marked.append((_items(words[verb + 1:i]), _items(_run(words[i + 1:]))))
+                elif words[verb] != "rather":
+                    to.append((_items(words[verb + 1:i]), _items(_run(words[i + 1:]))))
+        found.extend(marked or to)
     return [(first, second) for first, second in found if first and second and not first & second]
 
 
