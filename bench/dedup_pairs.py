@@ -2,11 +2,14 @@
 many distinct pairs each decision merges and how many repeats it catches, on the development pairs
 and on the held-out third (frozen by hash before the rule was written; tests/unit/test_dedup_pairs.py).
 
-    PYTHONPATH=shared:. .venv/bin/python bench/dedup_pairs.py [--model-dir DIR] [--show]
+    PYTHONPATH=shared:. .venv/bin/python bench/dedup_pairs.py [--model-dir DIR] [--show] [--locomo DATA]
 
 Decisions: "cosine" is the old one (same content hash, or cosine at or above the threshold);
 "rule" is mnemo.domain.duplicates.same_memory (the same hash, or the cosine and no distinguishing
 token differing). Thresholds: 0.92 (add_memory's) and 0.85 (deduplicate_memories' default).
+`--locomo DATA` (e.g. ../shared/bench/locomo-dev.json) also counts, over every pair of the distinct
+conversation turns (unlabelled), the pairs at each threshold and at 0.75 on which the opposites rule
+fires: what the antonym list costs on real chat.
 """
 
 from __future__ import annotations
@@ -51,10 +54,35 @@ def figures(pairs: list[dict[str, Any]], scores: list[float], threshold: float, 
             "paraphrase_recall": sum(para) / len(para), "paraphrases": len(para), "wrong": wrong}
 
 
+def locomo_opposites(path: str, model_dir: str) -> None:
+    import json
+
+    import numpy as np
+
+    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.domain.opposites import opposite, reversed_preference
+
+    turns = sorted({t["text"] for c in json.loads(Path(path).read_text(encoding="utf-8"))
+                    for k, session in c["conversation"].items() if k.startswith("session_") and isinstance(session, list)
+                    for t in session if t.get("text")})
+    vectors = np.array(LocalMiniLmEmbedder(model_dir, batch_size=64).embed(turns))
+    rows, cols = np.triu_indices(len(turns), 1)
+    scores = (vectors @ vectors.T)[rows, cols]
+    print(f"LoCoMo: {len(turns)} distinct turns")
+    for threshold in (*THRESHOLDS, 0.75):
+        close = [(turns[rows[k]], turns[cols[k]]) for k in np.flatnonzero(scores >= threshold)]
+        fired = [(a, b, opposite(a, b) or reversed_preference(a, b)) for a, b in close]
+        fired = [f for f in fired if f[2]]
+        print(f"  cosine >= {threshold:.2f}: {len(close)} pairs, opposites fire on {len(fired)}")
+        for a, b, why in fired:
+            print(f"    {why}: {a[:80]!r} / {b[:80]!r}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=os.environ.get("MNEMO_MODEL_DIR") or str(REPO_ROOT / "models" / "minilm"))
     parser.add_argument("--show", action="store_true", help="list every distinct pair a decision merges")
+    parser.add_argument("--locomo", metavar="DATA", help="also count what opposites fire on in LoCoMo turns")
     args = parser.parse_args()
     from tests.unit.test_dedup_pairs import is_held_out, load_pairs
 
@@ -75,6 +103,8 @@ def main() -> int:
                 if args.show:
                     for p in f["wrong"]:
                         print(f"    merged {p['kind']}: {p['a']!r} / {p['b']!r}")
+    if args.locomo:
+        locomo_opposites(args.locomo, args.model_dir)
     return 0
 
 

@@ -59,3 +59,21 @@ def test_at_the_write_cap_add_memory_is_refused_before_its_duplicate_check(http,
     found = mcp_call(http, "/mcp/r3", "add_memory", {"content": "My bank PIN is 4471."})
     assert not found.get("isError") and text(found).startswith("Already saved (id: ")
     assert counting.calls == 1
+
+
+def test_at_the_write_cap_deduplication_still_archives_repeats_while_a_capture_is_refused(http, container) -> None:  # noqa: ANN001
+    """Archiving is never counted (docs/tenancy.md "What counts"), deduplication's archives included:
+    at the write cap a tenant can still clean up its repeats, while its next capture is refused."""
+    texts = ["My bank PIN is 4471.", "my bank PIN is 4471.", "The gym is closed on Sundays."]
+    ids = [http.post("/v1/memories", json={"content": t, "user_id": "capd"}, headers=auth()).json()["id"] for t in texts]
+    container.meter.configure("local", {Counter.WRITES: 3}, None)  # at the cap: the three captures used it
+
+    refused = http.post("/v1/memories", json={"content": "A fourth memory.", "user_id": "capd"}, headers=auth())
+    assert refused.status_code == 429 and refused.json()["error"]["message"] == "monthly write limit reached"
+    applied = mcp_call(http, "/mcp/r3", "deduplicate_memories", {"user_id": "capd", "dry_run": False})
+    assert not applied.get("isError"), text(applied)
+    assert applied["structuredContent"]["archived"] == [ids[1]] and applied["structuredContent"]["skipped"] == []
+    archived = container.store.get("local", ids[1])
+    assert archived.status.value == "archived" and archived.metadata == {"duplicate_of": ids[0]}
+    assert [container.store.get("local", i).status.value for i in (ids[0], ids[2])] == ["open", "open"]
+    assert container.meter.usage("local").used[Counter.WRITES] == 3  # the archive counted nothing

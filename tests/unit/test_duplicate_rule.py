@@ -1,6 +1,6 @@
 """The duplicate rule (mnemo.domain.duplicates) on the labelled pairs (tests/data/dedup_pairs.jsonl):
-every distinct pair that differs in a number, date, month, weekday, time, name, identifier or negation
-is refused whatever the cosine; exact repeats always merge; and with the shipped MiniLM the figures
+every distinct pair that differs in a number, date, month, weekday, time, name, identifier, negation,
+an opposite word or a reversed preference is refused whatever the cosine; exact repeats always merge; and with the shipped MiniLM the figures
 of docs/deduplication.md hold on the whole set."""
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ import pytest
 
 from mnemo.domain.duplicates import difference, same_memory
 from mnemo.domain.models import content_hash
+from mnemo.domain.opposites import opposite
 from tests.unit.test_dedup_pairs import load_pairs
 
 MODEL_DIR = Path(os.environ.get("MNEMO_MODEL_DIR") or Path(__file__).resolve().parents[2] / "models" / "minilm")
-TOKEN_KINDS = {"number", "date", "month", "weekday", "time", "name", "identifier", "negation", "template"}
-# The one pair labelled negation that carries no negation word: a verb of absence, left to the cosine.
-VERB_OF_ABSENCE = ("I remember the door code.", "I forgot the door code.")
+TOKEN_KINDS = {"number", "date", "month", "weekday", "time", "name", "identifier", "negation", "template", "antonym",
+               "preference"}
+# The one antonym pair whose words are no antonym pair of the list (a change of state): left to the cosine.
+NOT_COVERED = ("The printer on the second floor works.", "The printer on the second floor is broken.")
 
 
 def test_issue_examples_are_distinct_and_say_why() -> None:
@@ -35,10 +37,35 @@ def test_issue_examples_are_distinct_and_say_why() -> None:
     assert difference("I am allergic to peanuts.", "I'm allergic to peanuts.") is None  # "am" is no time
 
 
+def test_opposite_words_and_reversed_preferences_are_distinct_and_reorderings_are_not() -> None:
+    assert difference("I love cilantro.", "I hate cilantro.") == "opposites differ: love vs hate"
+    assert difference("I remember the door code.", "I forgot the door code.") == "opposites differ: remember vs forget"
+    assert difference("The meeting is in the big room.", "The meeting is in the bigger room.") is None
+    assert difference("We meet in the smaller room.", "We meet in the biggest room.") == "opposites differ: small vs big"
+    assert difference("She liked the plan.", "She disliked the plan.") == "opposites differ: like vs dislike"
+    assert difference("I'd rather get emails than phone calls.", "I'd rather get phone calls than emails.") == (
+        "preference reversed: call")
+    assert difference("Use Slack instead of email.", "Use email rather than Slack.") == "preference reversed: email"
+    assert difference("I prefer tea to coffee.", "I prefer coffee over tea.") == "preference reversed: coffee"
+    # the controls: the same words in another order, and words that only look like an inflection
+    assert difference("I love cilantro.", "Cilantro is something I love.") is None
+    assert difference("I love jazz but hate opera.", "I hate opera but love jazz.") is None  # both words in both
+    assert difference("I prefer tea over coffee.", "I'd rather have tea than coffee.") is None
+    assert difference("For short trips, book trains instead of flights.", "Book trains rather than flights for short trips.") is None
+    assert difference("I prefer to work from home.", "I prefer working from home.") is None  # "to" here is no "A to B"
+    assert difference("I prefer talking to Ana over email.", "I prefer to talk to Ana rather than email.") is None
+    assert difference("I prefer talking to Ana over email.", "I prefer email over talking to Ana.") is not None
+    # inflections are folded by word class: "offer" is no form of "off", nor "wind" of "win"
+    assert opposite("The heater is turned off.", "The heater is turned on.") == ("off", "on")
+    assert opposite("I made an offer.", "I made it on time.") is None
+    assert opposite("We won the match.", "We lost the match.") == ("win", "lose")
+    assert opposite("The wind picked up.", "We lost the match.") is None
+
+
 def test_no_distinct_pair_of_a_token_kind_merges_even_at_cosine_one() -> None:
     pairs = load_pairs()
-    covered = [p for p in pairs if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != VERB_OF_ABSENCE]
-    assert len(covered) >= 120
+    covered = [p for p in pairs if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != NOT_COVERED]
+    assert len(covered) >= 160
     merged = [p for p in covered if same_memory(p["a"], p["b"], same_hash=False, cosine=1.0, threshold=0.5)]
     assert merged == []
     exact = [p for p in pairs if p["kind"] == "exact_repeat"]
@@ -63,11 +90,22 @@ def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
     for threshold in (0.92, 0.85):
         after = merged(threshold, rule=True)
         wrong = [p for p in after if p["label"] == "distinct"]
-        assert [p for p in wrong if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != VERB_OF_ABSENCE] == []
+        assert [p for p in wrong if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != NOT_COVERED] == []
         assert all(p in after for p in pairs if p["kind"] == "exact_repeat")  # exact recall 1.00
         before = [p for p in merged(threshold, rule=False) if p["label"] == "distinct"]
-        assert len(before) >= 50 and len(wrong) <= 4  # the control: cosine alone merges dozens
-    # add_memory's threshold: only the word-order swap (a substitution) merges, nothing of a token kind
-    assert [(p["kind"]) for p in merged(0.92, rule=True) if p["label"] == "distinct"] == ["substitution"]
+        assert len(before) >= 50 and len(before) - len(wrong) >= 50  # the control: cosine alone merges dozens
+        assert {p["kind"] for p in wrong} <= {"substitution", "antonym"}  # only what no token tells apart
+    # add_memory's threshold merges no distinct pair at all
+    assert [p for p in merged(0.92, rule=True) if p["label"] == "distinct"] == []
     paraphrases = [p for p in pairs if p["kind"] == "paraphrase"]
     assert sum(p in merged(0.85, rule=True) for p in paraphrases) / len(paraphrases) >= 0.9
+
+
+def test_a_capitalised_opener_is_no_name_in_a_reordering_but_a_substituted_name_stays_one() -> None:
+    assert difference("Ticket JIRA-4821 is blocked on the API review.", "JIRA-4821 is blocked on the API review.") is None
+    assert difference("Pay rent on the first of every month.", "Rent is paid on the first of every month.") is None
+    # the controls: another opener (a substituted or added name), a title's full stop, a second capital
+    assert difference("Kim works at Initech.", "Lee works at Initech.") == "names differ: kim, lee"
+    assert difference("Kim works at Initech.", "Initech employs Lee.") == "names differ: lee"
+    assert difference("My doctor is Dr. Okafor.", "My doctor is Dr. Okoye.") == "names differ: okafor, okoye"
+    assert difference("Ticket JIRA-1 is blocked, Ticket said.", "JIRA-1 is blocked.") == "names differ: ticket"

@@ -12,8 +12,13 @@ the first such disagreement, or answers None when there is none:
 - times of day and relative days: am/pm after a number, noon, midnight, morning, afternoon, evening,
   today, tomorrow, yesterday, tonight, next, last;
 - names: capitalised words (beyond "I" and a list of common sentence openers) that the other text
-  does not contain in any case, so "Dinner on Friday" agrees with "... dinner ...";
-- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot.
+  does not contain in any case, so "Dinner on Friday" agrees with "... dinner ..."; a text's first
+  word is no name when the other text opens with a word of this one (a reordering: "Ticket JIRA-4821
+  is blocked" / "JIRA-4821 is blocked");
+- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot;
+- opposites (mnemo/domain/opposites.py): a word of one text whose antonym is in the other ("love" /
+  "hate", "big" / "small", "remember" / "forgot"), and a reversed preference ("emails rather than
+  calls" / "calls rather than emails").
 
 Pure functions, no I/O: services/duplicates.py applies them to every comparison it makes.
 """
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from mnemo.domain.opposites import opposite, reversed_preference
 
 __all__ = ["difference", "same_memory"]
 
@@ -110,6 +117,25 @@ def _names(text: str) -> set[str]:
     return {n for n in names if n not in _OPENERS and n not in _MONTHS and n.removesuffix("s") not in _WEEKDAYS}
 
 
+def _first_word(text: str) -> str | None:
+    words = _words(text)
+    return _fold(words[0]) if words else None
+
+
+def _missing_names(text: str, other: str) -> list[str]:
+    """The names of `text` that `other` does not contain. The text's capitalised first word is no
+    name when `other` opens with a word `text` also holds, unless `text` capitalises it again: the same
+    statement reordered ("Ticket JIRA-4821 is blocked" / "JIRA-4821 is blocked", "Pay rent on the
+    first" / "Rent is paid on the first"), where the opener is as likely an ordinary word. A substituted
+    name ("Kim works at Initech" / "Lee works at Initech") stays one: the other text opens with a word
+    this one lacks. Only the first word: after a full stop, "Dr. Okafor" is a name all the same."""
+    words, other_words = [_fold(w) for w in _words(text)], {_fold(w) for w in _words(other)}
+    first, other_first = _first_word(text), _first_word(other)
+    opener = first if other_first in set(words) and sum(w[0].isupper() for w in _words(text)
+                                                          if _fold(w) == first) == 1 else None
+    return sorted(n for n in _names(text) if n not in other_words and n + "'s" not in other_words and n != opener)
+
+
 def _negations(text: str) -> int:
     return len(_NEGATION.findall(text.casefold()))
 
@@ -120,13 +146,17 @@ def difference(a: str, b: str) -> str | None:
         left, right = read(a), read(b)
         if left != right:
             return f"{kind} differ: {_show(left - right)} vs {_show(right - left)}"
-    words_a, words_b = {_fold(w) for w in _words(a)}, {_fold(w) for w in _words(b)}
-    missing = sorted(n for n in _names(a) if n not in words_b and n + "'s" not in words_b) + sorted(
-        n for n in _names(b) if n not in words_a and n + "'s" not in words_a)
+    missing = _missing_names(a, b) + _missing_names(b, a)
     if missing:
         return f"names differ: {', '.join(missing)}"
     if _negations(a) != _negations(b):
         return "negation differs"
+    words = opposite(a, b)
+    if words:
+        return f"opposites differ: {words[0]} vs {words[1]}"
+    item = reversed_preference(a, b)
+    if item:
+        return f"preference reversed: {item}"
     return None
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mnemo.domain.commands import EditCommand, RetrieveCommand
+from mnemo.domain.commands import RetrieveCommand
 from mnemo.domain.duplicates import difference
 from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError
@@ -144,9 +144,9 @@ class DuplicateService:
             kept = self._store.get(principal.tenant, keep.id)
             if kept is None or kept.status not in LIVE or kept.content_hash != keep.content_hash:
                 return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
-            command = EditCommand(status=Status.ARCHIVED, metadata={**memory.metadata, "duplicate_of": keep.id})
-            try:
-                self._memories.edit(principal, memory.id, command, expected_version=memory.version)
+            try:  # an archive, like any other: never metered (docs/tenancy.md "What counts")
+                self._memories.archive(principal, memory.id, metadata={**memory.metadata, "duplicate_of": keep.id},
+                                       expected_version=memory.version, detail=f"duplicate of {keep.id}")
                 return None
             except NotFoundError:
                 return "erased since it was read"

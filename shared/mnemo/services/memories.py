@@ -6,13 +6,14 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from mnemo.domain import query as query_input
 from mnemo.domain import scoring
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.edits import EditPlan, Revision, SetStatus, apply_plan
 from mnemo.domain.graph import Fact, FactStatus, Link
-from mnemo.domain.limits import check_text
+from mnemo.domain.limits import check_metadata, check_text
 from mnemo.domain.models import (
     Activity,
     Enrichment,
@@ -383,16 +384,29 @@ class MemoryService:
                                detail=detail, request_key=key)
         return Revision(updated, applied, changed=True)
 
-    def archive(self, principal: Principal, memory_id: str) -> Memory:
+    def archive(self, principal: Principal, memory_id: str, *, metadata: dict[str, Any] | None = None,
+                expected_version: int | None = None, detail: str = "delete") -> Memory:
+        """Archive a memory: a versioned status change, never metered (docs/tenancy.md "What counts":
+        deletion stays possible at the write cap), whoever archives (a DELETE, a profile's delete tool,
+        deduplication). `metadata` replaces the metadata in the same write (deduplication adds
+        `duplicate_of` to the metadata it read), so with it `expected_version` is the version it was
+        computed from: the archive applies only to that version, once, and a memory that moved on
+        raises ConflictError (never re-applied over a newer write)."""
         authorize(principal, Operation.ARCHIVE)
+        changes: dict[str, Any] = {"status": Status.ARCHIVED}
+        if metadata is not None:
+            changes["metadata"] = check_metadata(metadata)
 
         def attempt() -> Memory:
             current = self._load(principal, memory_id)
+            if expected_version is not None and current.version != expected_version:
+                raise ConflictError(f"memory {memory_id} is at version {current.version}, not the {expected_version} "
+                                    "this change was computed from")
             if current.status == Status.ARCHIVED:
                 return current
-            return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")
+            return self._commit(principal, current, action="archived", detail=detail, **changes)
 
-        return retry_on_conflict(attempt)
+        return attempt() if expected_version is not None else retry_on_conflict(attempt)
 
     def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, request_key: str | None = None,
                 **changes: object) -> Memory:

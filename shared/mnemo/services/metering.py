@@ -32,7 +32,8 @@ __all__ = ["METERED", "Meter"]
 
 # Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts.
 # Retrievals: get, browse/list, search, fact and entity reads. Intents: counted per annotated edge
-# (`Meter.count_intents`). Archive, erasure, status and key admin are never counted.
+# (`Meter.count_intents`). Archive (MemoryService.archive: a DELETE, a
+# delete tool, deduplication's archives), erasure, status and key admin are never counted.
 METERED: dict[Operation, Counter] = {
     Operation.CAPTURE: Counter.WRITES,
     Operation.EDIT: Counter.WRITES,
