@@ -78,6 +78,20 @@ class FixedClock:
             return self.START + timedelta(milliseconds=next(self._ticks))
 
 
+@pytest.fixture(autouse=True)
+def _forget_finished_apps() -> Iterator[None]:
+    """FastAPI remembers every endpoint it classified in module-level lru_caches
+    (fastapi.dependencies.models). A test's app closes over its container (moto tables, an ONNX MiniLM
+    session of ~200 MB), so without this each test's container outlived it: 6.9 GB after 36 tests,
+    and the whole suite was OOM-killed on a 24 GiB machine. Production builds one app per process."""
+    yield
+    from fastapi.dependencies import models
+
+    for value in vars(models).values():
+        if callable(getattr(value, "cache_clear", None)):
+            value.cache_clear()
+
+
 @pytest.fixture
 def container(aws: dict[str, str]):  # noqa: ANN201
     """The services on moto with a `FixedClock`, installed as the process-wide container so the
