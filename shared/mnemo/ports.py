@@ -293,6 +293,15 @@ class DerivedFacts:
     after: list[Fact]
 
 
+@dataclass(frozen=True)
+class ErasedFacts:
+    """What `FactStore.erase_memory` did to the facts a memory ever produced: deleted outright (no
+    other memory produced them), or kept (another existing memory did) without naming it."""
+
+    erased: list[Fact]
+    kept: list[Fact]
+
+
 class RecordedPage(NamedTuple):
     facts: list[Fact]
     next: str | None  # pass back as `after`; None on the last page
@@ -337,6 +346,11 @@ class FactStore(Protocol):
         """Write the listing of each recorded fact among `facts` (idempotent): the admin reindex
         backfills facts recorded before the listing existed. Returns how many it listed."""
 
+    def record_producers(self, facts: Sequence[Fact]) -> int:
+        """Record, for each derived fact among `facts`, every existing memory that produced it (its
+        sources and the memories its audit rows name), so that memory's erasure finds it: the admin
+        reindex backfills facts derived before those records existed. Idempotent; returns the count."""
+
     def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
         """Soft-delete: status `retracted`, `expired_at` set, an audit row (who, when, why) kept;
         idempotent; NotFoundError if there is no such fact."""
@@ -348,10 +362,16 @@ class FactStore(Protocol):
         """Stop believing an active fact (status `invalidated`, `invalid_at`, `expired_at`, and the
         fact that replaced it); a fact that is not active is returned unchanged."""
 
-    def erase_memory(self, memory: Memory, at: datetime) -> int:
-        """Erasure: withdraw the memory's support (facts other memories also say lose only this
-        source), then delete outright each derived fact left without a source (item, audit rows,
-        adjacency) and entity nodes and names no edge uses any more. Returns the facts deleted."""
+    def erase_memory(self, memory: Memory, at: datetime) -> ErasedFacts:
+        """Erasure, over every fact the memory ever produced (any version, any status): one no other
+        existing memory produced is deleted outright (item, audit rows, adjacency of every status);
+        one another memory also said loses this source (deactivated if none is left) and no audit
+        row of it names the memory any more. Then entity nodes and names no edge uses any more.
+        The caller recomputes the timelines of both lists, then calls `forget` with the deleted."""
+
+    def forget(self, tenant: str, facts: Sequence[Fact]) -> None:
+        """After `erase_memory` deleted `facts` and their timelines were recomputed: no fact of their
+        (subject, predicate) groups, nor any audit row of one, names their uuids any more."""
 
     def set_validity(
         self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, active: bool, invalid_at: datetime | None = None,

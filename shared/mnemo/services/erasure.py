@@ -18,6 +18,7 @@ from mnemo.domain.models import Memory, Principal
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import NotFoundError
 from mnemo.ports import ErasureMarks, FactIndex, FactStore, GraphStore, MemoryStore, SearchIndex
+from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.permissions import Operation, authorize
 
 __all__ = ["ErasureCounts", "ErasureReceipt", "ErasureService"]
@@ -26,7 +27,8 @@ __all__ = ["ErasureCounts", "ErasureReceipt", "ErasureService"]
 class ErasureService:
     def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactStore, index: Callable[[], SearchIndex], *,
                  marks: ErasureMarks | None = None, fact_index: Callable[[], FactIndex] | None = None,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 upkeep: FactUpkeep | None = None, clock: Callable[[], datetime] = utcnow) -> None:
+        self._upkeep = upkeep
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -73,18 +75,20 @@ class ErasureService:
 
     def purge_derived(self, memory: Memory, index_ids: Sequence[str] = ()) -> ErasureCounts:
         """Everything derived from the memory, but not the memory's own items: its index documents
-        (also the copies `index_ids` names), the facts only it supported with their facts-index
-        documents, entity nodes left unused, its entity postings and links in both directions."""
+        (also the copies `index_ids` names), every fact it ever produced that no other memory did,
+        with its facts-index document (the timelines they were on recomputed, then nothing names
+        them), entity nodes left unused, its entity postings and links in both directions."""
         tenant, now = memory.tenant, self._clock()
         copies = list(dict.fromkeys([*memory.index_ids, *index_ids]))
         self._index().delete(tenant, memory.id, copies)
-        supported = [fact.uuid for fact in self._facts.for_memory(tenant, memory.id)]
         facts = self._facts.erase_memory(memory, now)
-        if supported and self._fact_index is not None:
-            left = {fact.uuid for fact in self._facts.get_many(tenant, supported)}
-            for uuid in supported:
-                if uuid not in left:  # deleted with the memory: its sentence leaves the facts index too
-                    self._fact_index().delete(tenant, uuid)
+        if self._fact_index is not None:
+            for fact in facts.erased:  # its sentence leaves the facts index too
+                self._fact_index().delete(tenant, fact.uuid)
+        if facts.erased or facts.kept:
+            if self._upkeep is not None:  # a value an erased fact had retired comes back, as after a retract
+                self._upkeep.reconcile(self._upkeep.groups([*facts.erased, *facts.kept]), actor="erasure", at=now)
+            self._facts.forget(tenant, facts.erased)  # then nothing names the erased uuids
         links = len(self._graph.links(tenant, memory.id))
         self._graph.clear(memory)
-        return ErasureCounts(facts=facts, entities=len(memory.entities), links=links, index_documents=max(1, len(copies)))
+        return ErasureCounts(facts=len(facts.erased), entities=len(memory.entities), links=links, index_documents=max(1, len(copies)))
