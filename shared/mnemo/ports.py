@@ -278,6 +278,10 @@ class GraphStore(Protocol):
     def clear(self, memory: Memory) -> None:
         """Remove every entity posting and link of `memory` (archive)."""
 
+    def unlink(self, tenant: str, memory_id: str, others: Sequence[str]) -> None:
+        """Remove the links between `memory_id` and each of `others`, both stored ends (an erased
+        neighbour: no item keyed by it may stay)."""
+
     def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
         """Ids of memories of this scope that mention any of `entities`, most recent first."""
 

@@ -90,6 +90,11 @@ class DynamoDbGraphStore:
         existing = {i["sk"]: i for i in self._collection(pk)}
         self._write(puts={}, deletes=self._owned_keys(memory, existing, incoming_links=True))
 
+    def unlink(self, tenant: str, memory_id: str, others: Sequence[str]) -> None:
+        pk = memory_pk(tenant, memory_id)
+        self._write(puts={}, deletes=[key for other in others
+                                      for key in ((pk, LINK_PREFIX + other), (memory_pk(tenant, other), LINK_PREFIX + memory_id))])
+
     def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
         found: dict[str, str] = {}
         for name in list(dict.fromkeys(entity_key(e) for e in entities))[:10]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
@@ -212,20 +212,24 @@ class EnrichmentService:
                 planned = [p for p in planned if p[2].change is None]
         planned = self._reconcile(planned)
         for tenant, group in by_tenant([item for item, _, _ in planned]).items():
+            mine = [p for p in planned if p[0].task.tenant == tenant]
+            # the batch's memories, and every neighbour a write named (a link's other end, the context)
+            ids = [i.task.memory_id for i in group] + [n for _, _, derived in mine for n in derived.neighbours]
             try:
-                erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
+                erased = self._erasure.erased_among(tenant, list(dict.fromkeys(ids))) if self._erasure else set()
             except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
                 for item in group:
                     item.error = exc
                 continue
-            for item, memory, derived in (p for p in planned if p[0].task.tenant == tenant):
+            for item, memory, derived in mine:
                 if item.error is not None:
                     continue
                 if memory.id in erased:
                     self._purge(memory, derived.entities, derived.index_ids)
                     continue
                 try:
-                    self._mark_enriched(memory, derived)
+                    gone = [n for n in derived.neighbours if n in erased]
+                    self._mark_enriched(memory, self._forget(memory, derived, gone) if gone else derived)
                 except Exception as exc:  # noqa: BLE001 - kept per task
                     item.error = exc
 
@@ -245,9 +249,27 @@ class EnrichmentService:
         change = self._graph.plan(memory, entities, links)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
-        index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
+        document = self._document(memory, extraction, entities, vector, context, all_links)
+        index_ids = self._index().upsert([document])
         batch.planned(memory, entities, links)
-        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups)
+        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups,
+                       document=document, previous_id=previous.id if previous else None)
+
+    def _forget(self, memory: Memory, derived: Derived, gone: list[str]) -> Derived:
+        """Neighbours erased while this enrichment wrote about them (checked after its writes, so an
+        erasure that began later finds those writes and deletes them itself): the links to them go,
+        both stored ends, and the document is indexed again without their ids and text."""
+        self._graph.unlink(memory.tenant, memory.id, gone)
+        document = derived.document
+        if document is None:
+            return derived
+        context = date_words(memory.captured_at) if derived.previous_id in gone else document.context
+        rebuilt = document.model_copy(update={
+            "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
+            "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too
+        index_ids = self._index().upsert([rebuilt]).get(memory.id, derived.index_ids)
+        logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
+        return replace(derived, index_ids=index_ids, document=rebuilt)
 
     def _reconcile(self, planned: list[tuple[Prepared, Memory, Derived]]) -> list[tuple[Prepared, Memory, Derived]]:
         """The timelines the batch's fact changes touched, recomputed once for the batch (a group two

@@ -10,25 +10,39 @@ enrichment task for an erased memory finds no memory and does nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from mnemo.domain.erasure import ErasureCounts, ErasureReceipt
 from mnemo.domain.models import Memory, Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import NotFoundError
-from mnemo.ports import ErasureMarks, FactIndex, FactStore, GraphStore, MemoryStore, SearchIndex
+from mnemo.errors import MnemoError, NotFoundError
+from mnemo.ports import (
+    EnrichmentQueue,
+    EnrichmentTask,
+    ErasureMarks,
+    FactIndex,
+    FactStore,
+    GraphStore,
+    MemoryStore,
+    SearchIndex,
+)
 from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.permissions import Operation, authorize
 
 __all__ = ["ErasureCounts", "ErasureReceipt", "ErasureService"]
 
+logger = logging.getLogger(__name__)
+
 
 class ErasureService:
     def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactStore, index: Callable[[], SearchIndex], *,
                  marks: ErasureMarks | None = None, fact_index: Callable[[], FactIndex] | None = None,
-                 upkeep: FactUpkeep | None = None, clock: Callable[[], datetime] = utcnow) -> None:
+                 upkeep: FactUpkeep | None = None, queue: EnrichmentQueue | None = None,
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self._upkeep = upkeep
+        self._queue = queue
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -52,9 +66,25 @@ class ErasureService:
         collection. Repeatable: a second run deletes whatever the first left."""
         if self._marks is not None:
             self._marks.mark(memory.tenant, memory.id, self._clock())
+        neighbours = [link.other_id for link in self._graph.links(memory.tenant, memory.id)]
         counts = self.purge_derived(memory)
         history = self._store.erase(memory.tenant, memory.id)
+        self._refresh(memory.tenant, neighbours)
         return counts.model_copy(update={"memories": 1, "history": history})
+
+    def _refresh(self, tenant: str, neighbours: Sequence[str]) -> None:
+        """The linked memories' index documents name the erased one (links) and may hold its text (the
+        context of the memory captured after it): each is re-enriched, once the memory is gone, into a
+        document without them. A task the queue refuses is left to the reconciler, as after a capture."""
+        if self._queue is None or not neighbours:
+            return
+        try:
+            found = self._store.get_many(tenant, list(dict.fromkeys(neighbours)), consistent=True)
+            self._queue.send_many([EnrichmentTask(tenant=tenant, memory_id=m.id, version=m.version, reindex=True)
+                                   for m in found])
+        except MnemoError:  # the erasure itself is done and cannot be repeated: say so, do not fail it
+            logger.warning("could not queue the re-enrichment of an erased memory's neighbours",
+                           extra={"neighbours": len(neighbours)})
 
     def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> int:
         """Delete up to `limit` of the user's recorded facts with their facts-index documents; returns
