@@ -366,11 +366,12 @@ class FactStore(Protocol):
         """Stop believing an active fact (status `invalidated`, `invalid_at`, `expired_at`, and the
         fact that replaced it); a fact that is not active is returned unchanged."""
 
-    def erase_memory(self, memory: Memory, at: datetime) -> ErasedFacts:
+    def erase_memory(self, memory: Memory, at: datetime, also: Sequence[str] = ()) -> ErasedFacts:
         """Erasure, over every fact the memory ever produced (any version, any status): one no other
         existing memory produced is deleted outright (item, audit rows, adjacency of every status);
         one another memory also said loses this source (deactivated if none is left) and no audit
         row of it names the memory any more. Then entity nodes and names no edge uses any more.
+        `also`: more fact uuids to treat so (an enrichment's, written after the records were read).
         The caller recomputes the timelines of both lists, then calls `forget` with the deleted."""
 
     def forget(self, tenant: str, facts: Sequence[Fact]) -> None:

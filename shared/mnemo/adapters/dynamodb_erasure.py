@@ -57,7 +57,8 @@ def collection_keys(call: Call, table: str, pk: str) -> list[tuple[str, str]]:
     return [(item["pk"], item["sk"]) for item in items]
 
 
-def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory, at: datetime) -> ErasedFacts:
+def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory, at: datetime,
+                also: Sequence[str] = ()) -> ErasedFacts:
     """Every fact the memory ever produced (its `P#` and `D#` records: any version, any status): one
     that no other existing memory produced (sources and audit rows) is deleted with its audit rows
     and adjacency items; one another memory produced too loses this source and the memory's id leaves
@@ -66,7 +67,8 @@ def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory
     records = [k for k in collection_keys(call, table, pk) if k[1].startswith((PROVENANCE_PREFIX, DERIVED_PREFIX))]
     erased: list[Fact] = []
     kept: list[Fact] = []
-    for fact in store.get_many(tenant, list(dict.fromkeys(sk[len(DERIVED_PREFIX):] for _, sk in records))):
+    uuids = [*(sk[len(DERIVED_PREFIX):] for _, sk in records), *also]
+    for fact in store.get_many(tenant, list(dict.fromkeys(uuids))):
         audits = _audit_items(call, table, tenant, fact.uuid)
         if fact.origin == FactOrigin.DERIVED and not _other_producers(store, fact, audits, memory.id):
             keys = [(fact_pk(tenant, fact.uuid), FACT_SK), *[(a["pk"], a["sk"]) for a in audits]]

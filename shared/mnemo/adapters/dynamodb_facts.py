@@ -311,8 +311,8 @@ class DynamoDbFactStore:
         return retry_on_conflict(attempt)
 
     # -- reads ---------------------------------------------------------------------------
-    def erase_memory(self, memory: Memory, at: datetime) -> ErasedFacts:
-        return erase_facts(self, self._call, self._table, memory, at)
+    def erase_memory(self, memory: Memory, at: datetime, also: Sequence[str] = ()) -> ErasedFacts:
+        return erase_facts(self, self._call, self._table, memory, at, also)
 
     def forget(self, tenant: str, facts: Sequence[Fact]) -> None:
         forget_facts(self, self._call, self._table, tenant, facts)

@@ -225,7 +225,7 @@ class EnrichmentService:
                 if item.error is not None:
                     continue
                 if memory.id in erased:
-                    self._purge(memory, derived.entities, derived.index_ids)
+                    self._purge(memory, derived.entities, derived.index_ids, derived.facts)
                     continue
                 try:
                     gone = [n for n in derived.neighbours if n in erased]
@@ -245,7 +245,8 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
-        groups = self._replace_facts(memory, self._derive_facts(memory, extraction, batch), item.fact_vectors)
+        facts = self._derive_facts(memory, extraction, batch)
+        groups = self._replace_facts(memory, facts, item.fact_vectors)
         change = self._graph.plan(memory, entities, links)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
@@ -253,7 +254,7 @@ class EnrichmentService:
         index_ids = self._index().upsert([document])
         batch.planned(memory, entities, links)
         return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups,
-                       document=document, previous_id=previous.id if previous else None)
+                       document=document, previous_id=previous.id if previous else None, facts=[f.uuid for f in facts])
 
     def _forget(self, memory: Memory, derived: Derived, gone: list[str]) -> Derived:
         """Neighbours erased while this enrichment wrote about them (checked after its writes, so an
@@ -293,12 +294,12 @@ class EnrichmentService:
         except Exception:  # noqa: BLE001 - the task's own error is what SQS must see
             logger.exception("could not check the erasure of a failed enrichment", extra={"memory_id": memory.id})
 
-    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str]) -> None:
+    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str], facts: Sequence[str] = ()) -> None:
         """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
         purge, over the entities this enrichment named too)."""
         assert self._erasure is not None
         named = list(dict.fromkeys([*memory.entities, *entities]))
-        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids)
+        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids, facts)
         logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:

@@ -29,6 +29,7 @@ class Derived:
     groups: set[Group] = field(default_factory=set)  # fact timelines to recompute for the batch
     document: IndexDocument | None = None  # as indexed: rebuilt without a neighbour erased meanwhile
     previous_id: str | None = None  # the memory whose text is the document's context
+    facts: list[str] = field(default_factory=list)  # the derived facts' uuids (an undo finds them without records)
 
     @property
     def neighbours(self) -> list[str]:

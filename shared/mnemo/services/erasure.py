@@ -103,15 +103,16 @@ class ErasureService:
         """Which of these memories have an erasure begun: one batch read (the worker's batch)."""
         return self._marks.erased_among(tenant, memory_ids) if self._marks is not None else set()
 
-    def purge_derived(self, memory: Memory, index_ids: Sequence[str] = ()) -> ErasureCounts:
+    def purge_derived(self, memory: Memory, index_ids: Sequence[str] = (), derived: Sequence[str] = ()) -> ErasureCounts:
         """Everything derived from the memory, but not the memory's own items: its index documents
         (also the copies `index_ids` names), every fact it ever produced that no other memory did,
         with its facts-index document (the timelines they were on recomputed, then nothing names
-        them), entity nodes left unused, its entity postings and links in both directions."""
+        them), entity nodes left unused, its entity postings and links in both directions. `derived`: fact uuids
+        an enrichment racing the erasure derived, whose records the erasure may have deleted already."""
         tenant, now = memory.tenant, self._clock()
         copies = list(dict.fromkeys([*memory.index_ids, *index_ids]))
         self._index().delete(tenant, memory.id, copies)
-        facts = self._facts.erase_memory(memory, now)
+        facts = self._facts.erase_memory(memory, now, also=derived)
         if self._fact_index is not None:
             for fact in facts.erased:  # its sentence leaves the facts index too
                 self._fact_index().delete(tenant, fact.uuid)
