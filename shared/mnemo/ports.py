@@ -268,9 +268,11 @@ class GraphStore(Protocol):
         """Make the stored entity postings and links of `memory` exactly these (both link ends);
         returns every link of the memory afterwards: these plus the ones other memories made to it."""
 
-    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> GraphChange:
+    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link], dropped: Sequence[str] = ()) -> GraphChange:
         """`sync` without its write: reads what the memory owns now, returns the change and the links
-        the memory will have; `apply` writes the changes of several memories together."""
+        the memory will have; `apply` writes the changes of several memories together. `dropped`:
+        entity names an older version named and this one does not, recorded in the memory's collection
+        (never withdrawn) so its erasure still finds their nodes."""
 
     def apply(self, changes: Sequence[GraphChange]) -> None:
         """Write planned changes (batched across memories; every key is deterministic: replay-safe)."""

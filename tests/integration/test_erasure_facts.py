@@ -168,3 +168,16 @@ def test_the_reindex_backfills_what_older_facts_came_from_never_under_an_erased_
     assert naming(every_item(aws), f"T#local#M#{gone}") == []  # none under the erased one
     assert http.delete(f"/v1/memories/{archived}?hard=true", headers=auth()).json()["counts"]["facts"] == 1
     assert served(http, fact) == 404 and naming(every_item(aws), "Quito") == []
+
+
+def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http, container, aws) -> None:  # noqa: ANN001
+    memory = capture(http, "Kim works at Initech with Brontel Quax.")
+    enrich(aws)
+    http.patch(f"/v1/memories/{memory}", json={"content": "Kim works at Globex."}, headers=auth())
+    enrich(aws)
+    assert naming(every_item(aws), "Brontel")  # control: the node (and its name) of the older version's entity
+    assert container.fact_store.find_entity(Namespace(tenant="local"), "Brontel Quax") is not None
+
+    http.delete(f"/v1/memories/{memory}?hard=true", headers=auth())
+    assert naming(every_item(aws), "Brontel", "Initech", "Globex") == []
+    assert container.fact_store.find_entity(Namespace(tenant="local"), "Brontel Quax") is None

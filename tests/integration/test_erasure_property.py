@@ -1,7 +1,7 @@
 """Erasure completeness, property-based (issue 26): random interleavings of capture, edit, archive,
 enrich (the real worker), import (POST /v1/import), deduplication applied, memory erasure and user
 erasure, by two users of a tenant. Every text carries marker words unique to its memory (and
-version); the texts share a few words ("Ola", "Acme", "tea") so memories link, share facts and
+version, and one names an entity no fact joins); the texts share a few words ("Ola", "Acme", "tea") so memories link, share facts and
 retire each other's values ("Ola lives in <marker>" is single-valued).
 
 After each erasure (and the work it queued: the neighbours' re-enrichment, a user erasure's hops)
@@ -49,8 +49,9 @@ def marker() -> str:
     return f"Vx{letters}q"
 
 
-def text_of(place: str, person: str) -> str:
-    return f"Ola lives in {place}. {person} works at Acme. Ola likes tea."
+def text_of(place: str, person: str, friend: str) -> str:
+    """Three facts (one of them shared by every memory of the user) and an entity in no fact (`friend`)."""
+    return f"Ola lives in {place}. {person} works at Acme with {friend}. Ola likes tea."
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Mem:
     user: str
     place: str
     person: str
+    friend: str
     markers: set[str] = field(default_factory=set)  # every marker any version said
     archived: bool = False
     enriched: bool = False  # the current version went through the worker
@@ -66,7 +68,7 @@ class Mem:
 
     @property
     def text(self) -> str:
-        return text_of(self.place, self.person)
+        return text_of(self.place, self.person, self.friend)
 
 
 def scan(table: str) -> list[dict[str, Any]]:
@@ -113,21 +115,21 @@ class ErasureMachine(RuleBasedStateMachine):
         totals["sequences"] += 1
 
     # -- writes ----------------------------------------------------------------------------
-    def _remember(self, memory_id: str, user: str, place: str, person: str) -> None:
-        self.live[memory_id] = Mem(memory_id, user, place, person, {place, person})
+    def _remember(self, memory_id: str, user: str, place: str, person: str, friend: str) -> None:
+        self.live[memory_id] = Mem(memory_id, user, place, person, friend, {place, person, friend})
 
     @rule(user=st.sampled_from(USERS))
     def capture(self, user: str) -> None:
-        place, person = marker(), marker()
-        response = self.http.post("/v1/memories", json={"content": text_of(place, person), "user_id": user,
+        place, person, friend = marker(), marker(), marker()
+        response = self.http.post("/v1/memories", json={"content": text_of(place, person, friend), "user_id": user,
                                                          "as_user": True}, headers=auth())
         assert response.status_code == 201, response.text
-        self._remember(response.json()["id"], user, place, person)
+        self._remember(response.json()["id"], user, place, person, friend)
         self.totals["captures"] += 1
 
     @rule(user=st.sampled_from(USERS), count=st.integers(1, 3))
     def import_items(self, user: str, count: int) -> None:
-        texts = {text_of(p, q): (p, q) for p, q in ((marker(), marker()) for _ in range(count))}
+        texts = {text_of(*m): m for m in ((marker(), marker(), marker()) for _ in range(count))}
         response = self.http.post("/v1/import", json={"data": [{"content": t} for t in texts], "user_id": user,
                                                       "skip_duplicates": False}, headers=auth())
         assert response.status_code == 200, response.text
@@ -142,11 +144,12 @@ class ErasureMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 10**6))
     def edit(self, pick: int) -> None:
         memory = self._pick(pick)
-        place, person = marker(), marker()
-        response = self.http.patch(f"/v1/memories/{memory.id}", json={"content": text_of(place, person)}, headers=auth())
+        place, person, friend = marker(), marker(), marker()
+        response = self.http.patch(f"/v1/memories/{memory.id}", json={"content": text_of(place, person, friend)},
+                                   headers=auth())
         assert response.status_code == 200, response.text
-        memory.place, memory.person = place, person
-        memory.markers |= {place, person}
+        memory.place, memory.person, memory.friend = place, person, friend
+        memory.markers |= {place, person, friend}
         memory.enriched = False
         self.totals["edits"] += 1
 

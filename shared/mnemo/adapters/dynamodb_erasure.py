@@ -17,6 +17,7 @@ from mnemo.adapters.dynamodb_fact_items import (
     DERIVED_PREFIX,
     FACT_SK,
     NAME_SK,
+    NAMED_PREFIX,
     NODE_SK,
     PROVENANCE_PREFIX,
     edge_items,
@@ -62,9 +63,12 @@ def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory
     """Every fact the memory ever produced (its `P#` and `D#` records: any version, any status): one
     that no other existing memory produced (sources and audit rows) is deleted with its audit rows
     and adjacency items; one another memory produced too loses this source and the memory's id leaves
-    its audit rows. Then the entity nodes and names those deletes leave without any edge."""
+    its audit rows. Then the entity nodes and names left without any edge, among those deletes' ends
+    and the nodes of every entity name the memory ever said (now, and older versions' `G#` records)."""
     tenant, pk = memory.tenant, memory_pk(memory.tenant, memory.id)
-    records = [k for k in collection_keys(call, table, pk) if k[1].startswith((PROVENANCE_PREFIX, DERIVED_PREFIX))]
+    collection = collection_keys(call, table, pk)
+    records = [k for k in collection if k[1].startswith((PROVENANCE_PREFIX, DERIVED_PREFIX))]
+    named = [k for k in collection if k[1].startswith(NAMED_PREFIX)]
     erased: list[Fact] = []
     kept: list[Fact] = []
     uuids = [*(sk[len(DERIVED_PREFIX):] for _, sk in records), *also]
@@ -80,10 +84,11 @@ def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory
         after = retry_on_conflict(partial(_drop_source, store, tenant, fact.uuid, memory.id, at))
         _scrub(call, table, _audit_items(call, table, tenant, fact.uuid), "memory_id", {memory.id})
         kept += [after] if after is not None else []
-    delete_items(call, table, records)  # a repeated erasure finds nothing left to redo
+    delete_items(call, table, [*records, *named])  # a repeated erasure finds nothing left to redo
     ends = {(f.namespace, end.id) for f in erased for end in (f.subject, f.object)}
-    # the nodes the memory's entity names resolve to, also those no fact ever joined
-    mentioned = (store.find_entity(memory.namespace, name) for name in memory.entities)
+    # the nodes the memory's entity names resolve to (an older version's too), also those no fact joined
+    names = [*memory.entities, *(sk[len(NAMED_PREFIX):] for _, sk in named)]
+    mentioned = (store.find_entity(memory.namespace, name) for name in dict.fromkeys(names))
     ends |= {(memory.namespace, node.id) for node in mentioned if node is not None}
     erase_orphan_entities(store, call, table, ends)
     return ErasedFacts(erased=erased, kept=kept)

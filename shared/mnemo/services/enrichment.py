@@ -246,8 +246,10 @@ class EnrichmentService:
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
         facts = self._derive_facts(memory, extraction, batch)
+        kept = {canonical_key(e) for e in entities}  # names the older version said and this one does not: recorded
+        dropped = [name for name in memory.entities if canonical_key(name) not in kept]  # (its erasure finds their nodes)
         groups = self._replace_facts(memory, facts, item.fact_vectors)
-        change = self._graph.plan(memory, entities, links)
+        change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
         document = self._document(memory, extraction, entities, vector, context, all_links)
