@@ -181,3 +181,20 @@ def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http,
     http.delete(f"/v1/memories/{memory}?hard=true", headers=auth())
     assert naming(every_item(aws), "Brontel", "Initech", "Globex") == []
     assert container.fact_store.find_entity(Namespace(tenant="local"), "Brontel Quax") is None
+
+
+def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, container, principal, aws) -> None:  # noqa: ANN001
+    old = container.facts.record_triple(principal, RecordFactCommand(
+        subject="Bob", predicate="lives in", object="Porto", valid_at=datetime(2025, 1, 1, tzinfo=UTC))).edge
+    memory = container.memories.capture(principal, CaptureCommand(
+        raw="Bob moved to Lisbon.", as_user=True, captured_at=datetime(2025, 5, 1, tzinfo=UTC))).id
+    enrich(aws)
+    (lisbon,) = fact_of(container, memory)
+    assert http.post("/v1/retract", json={"edge_uuid": old.uuid}, headers=auth()).status_code == 200
+    retracted = container.facts.get(principal, old.uuid)
+    assert (retracted.status, retracted.invalidated_by) == (FactStatus.RETRACTED, lisbon)  # control
+
+    http.delete(f"/v1/memories/{memory}?hard=true", headers=auth())
+    after = container.facts.get(principal, old.uuid)
+    assert (after.status, after.invalidated_by) == (FactStatus.RETRACTED, None)  # stays retracted, names nothing
+    assert naming(every_item(aws), lisbon, "Lisbon") == []
