@@ -198,3 +198,30 @@ def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, con
     after = container.facts.get(principal, old.uuid)
     assert (after.status, after.invalidated_by) == (FactStatus.RETRACTED, None)  # stays retracted, names nothing
     assert naming(every_item(aws), lisbon, "Lisbon") == []
+
+
+def test_a_memory_that_says_the_fact_while_it_is_being_erased_keeps_it(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+    """The fact's delete is conditional on the revision read: another memory's enrichment that
+    becomes a source between the erasure's read and its delete makes the erasure re-read and keep it."""
+    from mnemo.adapters import dynamodb_erasure
+
+    erased = capture(http, "Ivo works at Pinecrest.")
+    enrich(aws)
+    (fact,) = fact_of(container, erased)
+    later = capture(http, "Ivo works at Pinecrest!")  # said again; its enrichment lands mid-erasure
+    original = dynamodb_erasure._other_producers  # noqa: SLF001
+    raced: list[str] = []
+
+    def stale_answer(store, read, audits, memory_id):  # noqa: ANN001, ANN202
+        answer = original(store, read, audits, memory_id)
+        if not raced:
+            raced.append(read.uuid)
+            enrich(aws)  # the other memory's enrichment adds itself as a source now
+        return answer
+
+    monkeypatch.setattr(dynamodb_erasure, "_other_producers", stale_answer)
+    receipt = http.delete(f"/v1/memories/{erased}?hard=true", headers=auth()).json()
+    assert raced == [fact] and receipt["counts"]["facts"] == 0
+    stored = container.fact_store.get("local", fact)
+    assert stored is not None and [s.memory_id for s in stored.sources] == [later]  # kept, for the memory that says it
+    assert naming(every_item(aws), erased) == [f"T#local#ERASED#{erased} ERASED"]

@@ -72,17 +72,13 @@ def erase_facts(store: DynamoDbFactStore, call: Call, table: str, memory: Memory
     erased: list[Fact] = []
     kept: list[Fact] = []
     uuids = [*(sk[len(DERIVED_PREFIX):] for _, sk in records), *also]
-    for fact in store.get_many(tenant, list(dict.fromkeys(uuids))):
-        audits = _audit_items(call, table, tenant, fact.uuid)
-        if fact.origin == FactOrigin.DERIVED and not _other_producers(store, fact, audits, memory.id):
-            keys = [(fact_pk(tenant, fact.uuid), FACT_SK), *[(a["pk"], a["sk"]) for a in audits]]
-            # every status's adjacency: a concurrent status change may have moved them since the read
-            keys += [(i["pk"], i["sk"]) for s in FactStatus for i in edge_items(fact.model_copy(update={"status": s}))]
-            delete_items(call, table, keys)
-            erased.append(fact)
+    for uuid in dict.fromkeys(uuids):
+        deleted = retry_on_conflict(partial(_delete_if_sole, store, call, table, tenant, uuid, memory.id))
+        if deleted is not None:
+            erased.append(deleted)
             continue
-        after = retry_on_conflict(partial(_drop_source, store, tenant, fact.uuid, memory.id, at))
-        _scrub(call, table, _audit_items(call, table, tenant, fact.uuid), "memory_id", {memory.id})
+        after = retry_on_conflict(partial(_drop_source, store, tenant, uuid, memory.id, at))
+        _scrub(call, table, _audit_items(call, table, tenant, uuid), "memory_id", {memory.id})
         kept += [after] if after is not None else []
     delete_items(call, table, [*records, *named])  # a repeated erasure finds nothing left to redo
     ends = {(f.namespace, end.id) for f in erased for end in (f.subject, f.object)}
@@ -133,6 +129,32 @@ def backfill_producers(store: DynamoDbFactStore, call: Call, table: str, facts: 
                 if not (isinstance(cause, ClientError) and error_code(cause) == "TransactionCanceledException"):
                     raise  # cancelled: the memory is gone (erased), so nothing to record
     return written
+
+
+def _delete_if_sole(store: DynamoDbFactStore, call: Call, table: str, tenant: str, fact_uuid: str,
+                    memory_id: str) -> Fact | None:
+    """The derived fact, deleted with its audit rows and adjacency, if no other existing memory
+    produced it; else None (also when it is gone). The fact item's delete is conditional on the
+    revision read: a memory that says it meanwhile (a concurrent enrichment) makes this re-read."""
+    fact = store.get(tenant, fact_uuid)
+    if fact is None or fact.origin != FactOrigin.DERIVED:
+        return None
+    audits = _audit_items(call, table, tenant, fact_uuid)
+    if _other_producers(store, fact, audits, memory_id):
+        return None
+    try:
+        call("delete_item", TableName=table, Key=serialize({"pk": fact_pk(tenant, fact_uuid), "sk": FACT_SK}),
+             ConditionExpression="revision = :r", ExpressionAttributeValues=serialize({":r": fact.revision}))
+    except DependencyError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ClientError) and error_code(cause) == "ConditionalCheckFailedException":
+            raise ConflictError(f"fact {fact_uuid} changed concurrently; retry") from exc
+        raise
+    # every status's adjacency: a status change before the read may have moved them
+    keys = [(a["pk"], a["sk"]) for a in _audit_items(call, table, tenant, fact_uuid)]
+    keys += [(i["pk"], i["sk"]) for s in FactStatus for i in edge_items(fact.model_copy(update={"status": s}))]
+    delete_items(call, table, keys)
+    return fact
 
 
 def _audit_items(call: Call, table: str, tenant: str, fact_uuid: str) -> list[dict[str, Any]]:
