@@ -192,7 +192,7 @@ class Container:
 
         return ErasureService(self._watched_store, self.graph, self.fact_store, self.index, clock=self.clock,
                               marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
-                              fact_index=self.fact_index)
+                              fact_index=self.fact_index, upkeep=self.fact_upkeep, queue=self.queue)
 
     @cached_property
     def erasure_jobs(self) -> ErasureJobService:

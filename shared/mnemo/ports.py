@@ -272,15 +272,21 @@ class GraphStore(Protocol):
         """Make the stored entity postings and links of `memory` exactly these (both link ends);
         returns every link of the memory afterwards: these plus the ones other memories made to it."""
 
-    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> GraphChange:
+    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link], dropped: Sequence[str] = ()) -> GraphChange:
         """`sync` without its write: reads what the memory owns now, returns the change and the links
-        the memory will have; `apply` writes the changes of several memories together."""
+        the memory will have; `apply` writes the changes of several memories together. `dropped`:
+        entity names an older version named and this one does not, recorded in the memory's collection
+        (never withdrawn) so its erasure still finds their nodes."""
 
     def apply(self, changes: Sequence[GraphChange]) -> None:
         """Write planned changes (batched across memories; every key is deterministic: replay-safe)."""
 
     def clear(self, memory: Memory) -> None:
         """Remove every entity posting and link of `memory` (archive)."""
+
+    def unlink(self, tenant: str, memory_id: str, others: Sequence[str]) -> None:
+        """Remove the links between `memory_id` and each of `others`, both stored ends (an erased
+        neighbour: no item keyed by it may stay)."""
 
     def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
         """Ids of memories of this scope that mention any of `entities`, most recent first."""
@@ -295,6 +301,15 @@ class DerivedFacts:
 
     before: list[Fact]
     after: list[Fact]
+
+
+@dataclass(frozen=True)
+class ErasedFacts:
+    """What `FactStore.erase_memory` did to the facts a memory ever produced: deleted outright (no
+    other memory produced them), or kept (another existing memory did) without naming it."""
+
+    erased: list[Fact]
+    kept: list[Fact]
 
 
 class RecordedPage(NamedTuple):
@@ -344,6 +359,11 @@ class FactStore(Protocol):
         """Write the listing of each recorded fact among `facts` (idempotent): the admin reindex
         backfills facts recorded before the listing existed. Returns how many it listed."""
 
+    def record_producers(self, facts: Sequence[Fact]) -> int:
+        """Record, for each derived fact among `facts`, every existing memory that produced it (its
+        sources and the memories its audit rows name), so that memory's erasure finds it: the admin
+        reindex backfills facts derived before those records existed. Idempotent; returns the count."""
+
     def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
         """Soft-delete: status `retracted`, `expired_at` set, an audit row (who, when, why) kept;
         idempotent; NotFoundError if there is no such fact."""
@@ -355,10 +375,17 @@ class FactStore(Protocol):
         """Stop believing an active fact (status `invalidated`, `invalid_at`, `expired_at`, and the
         fact that replaced it); a fact that is not active is returned unchanged."""
 
-    def erase_memory(self, memory: Memory, at: datetime) -> int:
-        """Erasure: withdraw the memory's support (facts other memories also say lose only this
-        source), then delete outright each derived fact left without a source (item, audit rows,
-        adjacency) and entity nodes and names no edge uses any more. Returns the facts deleted."""
+    def erase_memory(self, memory: Memory, at: datetime, also: Sequence[str] = ()) -> ErasedFacts:
+        """Erasure, over every fact the memory ever produced (any version, any status): one no other
+        existing memory produced is deleted outright (item, audit rows, adjacency of every status);
+        one another memory also said loses this source (deactivated if none is left) and no audit
+        row of it names the memory any more. Then entity nodes and names no edge uses any more.
+        `also`: more fact uuids to treat so (an enrichment's, written after the records were read).
+        The caller recomputes the timelines of both lists, then calls `forget` with the deleted."""
+
+    def forget(self, tenant: str, facts: Sequence[Fact]) -> None:
+        """After `erase_memory` deleted `facts` and their timelines were recomputed: no fact of their
+        (subject, predicate) groups, nor any audit row of one, names their uuids any more."""
 
     def set_validity(
         self, tenant: str, fact_uuid: str, *, actor: str, at: datetime, active: bool, invalid_at: datetime | None = None,

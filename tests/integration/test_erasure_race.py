@@ -46,3 +46,33 @@ def test_an_erasure_during_enrichment_leaves_nothing_behind(step: str, http, con
     assert http.get(f"/v1/memories/{control}", headers=auth()).json()["facts"]
     assert control in index_hits(container, "Tamsin Oduya Pellridge Mills") and mentions(after, "Pellridge")
     assert container.fact_index().search(Namespace(tenant="local"), "Oduya Pellridge", None, 10)
+
+
+def test_facts_an_enrichment_writes_between_the_erasures_purge_and_its_last_delete_go_too(http, container, principal, aws,
+                                                                                          monkeypatch) -> None:  # noqa: ANN001
+    """The erasure reads the memory's fact records, the enrichment then derives a fact (writing a
+    record), the erasure deletes the memory's collection with that record: the enrichment's undo
+    must find the fact without it."""
+    secret = http.post("/v1/memories", json={"content": SECRET}, headers=auth()).json()["id"]
+    control = http.post("/v1/memories", json={"content": CONTROL}, headers=auth()).json()["id"]
+    facts = container.enrichment._facts  # noqa: SLF001 - the worker's own fact store
+    original = facts.replace_derived
+    erasure = container.erasure
+
+    def erase_around_the_fact_writes(memory, *args, **kwargs):  # noqa: ANN001, ANN202
+        if memory.id != secret:
+            return original(memory, *args, **kwargs)
+        erasure._marks.mark("local", secret, container.clock())  # noqa: SLF001 - the erasure's steps, split
+        erasure.purge_derived(memory)  # its facts, index documents and graph: nothing yet
+        result = original(memory, *args, **kwargs)  # the enrichment derives its fact now
+        container.store.erase("local", secret)  # the erasure's last step: the collection, the new record too
+        return result
+
+    monkeypatch.setattr(facts, "replace_derived", erase_around_the_fact_writes)
+    enrich(aws)
+    after = every_item(aws)
+    assert mentions(after, "Varnholm", "Gorsewick") == []
+    assert [i["pk"]["S"] for i in mentions(after, secret)] == [f"T#local#ERASED#{secret}"]
+    assert container.fact_index().search(Namespace(tenant="local"), "Varnholm Gorsewick", None, 10) == []
+    assert http.get(f"/v1/memories/{control}", headers=auth()).json()["facts"]  # positive control
+    assert mentions(after, "Pellridge")

@@ -20,6 +20,8 @@ NODE_SK = "NODE"
 NAME_SK = "NAME"
 EDGE_PREFIX = "E#"
 PROVENANCE_PREFIX = "P#"  # under the memory's partition: "this memory supports that fact"
+DERIVED_PREFIX = "D#"  # under the memory's partition: "this memory once produced that fact" (kept until erasure)
+NAMED_PREFIX = "G#"  # under the memory's partition: "an older version named this entity" (kept until erasure)
 RECORDED_SUFFIX = "#RFACT"  # a user's recorded facts: `T#<tenant>#U#<user>#RFACT` / `<group>#<uuid>`
 
 

@@ -18,9 +18,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters import dynamodb_recorded as recorded_facts
 from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
-from mnemo.adapters.dynamodb_erasure import erase_facts
+from mnemo.adapters.dynamodb_erasure import backfill_producers, erase_facts, forget_facts
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
+    DERIVED_PREFIX,
     FACT_SK,
     NAME_SK,
     NODE_SK,
@@ -56,7 +57,7 @@ from mnemo.domain.graph import (
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import ConflictError, DependencyError, NotFoundError, retry_on_conflict
-from mnemo.ports import DerivedFacts, RecordedPage
+from mnemo.ports import DerivedFacts, ErasedFacts, RecordedPage
 
 _BATCH_GET_LIMIT = 100
 ENRICHMENT_ACTOR = "enrichment"
@@ -256,6 +257,9 @@ class DynamoDbFactStore:
     def list_recorded(self, facts: Sequence[Fact]) -> int:
         return recorded_facts.backfill(self._call, self._table, facts)
 
+    def record_producers(self, facts: Sequence[Fact]) -> int:
+        return backfill_producers(self, self._call, self._table, facts)
+
     def retract(self, tenant: str, fact_uuid: str, *, actor: str, reason: str | None, at: datetime) -> Fact:
         def attempt() -> Fact:
             current = self._require(tenant, fact_uuid)
@@ -310,8 +314,11 @@ class DynamoDbFactStore:
         return retry_on_conflict(attempt)
 
     # -- reads ---------------------------------------------------------------------------
-    def erase_memory(self, memory: Memory, at: datetime) -> int:
-        return erase_facts(self, self._call, self._table, memory, at)
+    def erase_memory(self, memory: Memory, at: datetime, also: Sequence[str] = ()) -> ErasedFacts:
+        return erase_facts(self, self._call, self._table, memory, at, also)
+
+    def forget(self, tenant: str, facts: Sequence[Fact]) -> None:
+        forget_facts(self, self._call, self._table, tenant, facts)
 
     def get(self, tenant: str, fact_uuid: str) -> Fact | None:
         response = self._call("get_item", TableName=self._table, ConsistentRead=True,
@@ -405,9 +412,10 @@ class DynamoDbFactStore:
                                "ConditionExpression": "attribute_not_exists(pk)"}})
         if after.origin == FactOrigin.RECORDED:  # every change re-lists it: a fact recorded before the listing heals
             writes.append({"Put": {"TableName": self._table, "Item": serialize(recorded_item(after))}})
-        if support:
-            record = {"pk": memory_pk(tenant, support), "sk": PROVENANCE_PREFIX + after.uuid, "fact_uuid": after.uuid}
-            writes.append({"Put": {"TableName": self._table, "Item": serialize(record)}})
+        if support:  # what it supports now, and (never withdrawn) that it produced the fact: erasure reads both
+            for prefix in (PROVENANCE_PREFIX, DERIVED_PREFIX):
+                record = {"pk": memory_pk(tenant, support), "sk": prefix + after.uuid, "fact_uuid": after.uuid}
+                writes.append({"Put": {"TableName": self._table, "Item": serialize(record)}})
         if unsupport:
             key = {"pk": memory_pk(tenant, unsupport), "sk": PROVENANCE_PREFIX + after.uuid}
             writes.append({"Delete": {"TableName": self._table, "Key": serialize(key)}})

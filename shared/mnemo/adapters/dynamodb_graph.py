@@ -11,7 +11,8 @@ from typing import Any, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
-from mnemo.domain.graph import Link
+from mnemo.adapters.dynamodb_fact_items import NAMED_PREFIX
+from mnemo.domain.graph import Link, canonical_key
 from mnemo.domain.models import Memory
 from mnemo.errors import DependencyError
 from mnemo.ports import GraphChange
@@ -43,11 +44,13 @@ class DynamoDbGraphStore:
         self.apply([change])
         return change.links
 
-    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> GraphChange:
+    def plan(self, memory: Memory, entities: Sequence[str], links: Sequence[Link], dropped: Sequence[str] = ()) -> GraphChange:
         """One Query (what the memory owns now); the puts and deletes are written by `apply`."""
         pk = memory_pk(memory.tenant, memory.id)
         existing = {item["sk"]: item for item in self._collection(pk)}
-        wanted: dict[tuple[str, str], dict[str, Any]] = {}
+        # names an older version said (docs/table-design.md): never stale, read by the memory's erasure
+        wanted: dict[tuple[str, str], dict[str, Any]] = {
+            (pk, NAMED_PREFIX + canonical_key(name)): {"name": name} for name in dropped if canonical_key(name)}
         for name in {entity_key(e): e for e in entities}.values():
             wanted[(pk, ENTITY_PREFIX + entity_key(name))] = {"entity": name, "user_id": memory.user_id}
             wanted[(posting_pk(memory.tenant, memory.user_id, name), f"M#{memory.id}")] = {
@@ -89,6 +92,11 @@ class DynamoDbGraphStore:
         pk = memory_pk(memory.tenant, memory.id)
         existing = {i["sk"]: i for i in self._collection(pk)}
         self._write(puts={}, deletes=self._owned_keys(memory, existing, incoming_links=True))
+
+    def unlink(self, tenant: str, memory_id: str, others: Sequence[str]) -> None:
+        pk = memory_pk(tenant, memory_id)
+        self._write(puts={}, deletes=[key for other in others
+                                      for key in ((pk, LINK_PREFIX + other), (memory_pk(tenant, other), LINK_PREFIX + memory_id))])
 
     def entity_neighbours(self, tenant: str, user_id: str, entities: Sequence[str], limit: int) -> list[str]:
         found: dict[str, str] = {}

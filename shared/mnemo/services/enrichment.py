@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
@@ -212,20 +212,24 @@ class EnrichmentService:
                 planned = [p for p in planned if p[2].change is None]
         planned = self._reconcile(planned)
         for tenant, group in by_tenant([item for item, _, _ in planned]).items():
+            mine = [p for p in planned if p[0].task.tenant == tenant]
+            # the batch's memories, and every neighbour a write named (a link's other end, the context)
+            ids = [i.task.memory_id for i in group] + [n for _, _, derived in mine for n in derived.neighbours]
             try:
-                erased = self._erasure.erased_among(tenant, [i.task.memory_id for i in group]) if self._erasure else set()
+                erased = self._erasure.erased_among(tenant, list(dict.fromkeys(ids))) if self._erasure else set()
             except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
                 for item in group:
                     item.error = exc
                 continue
-            for item, memory, derived in (p for p in planned if p[0].task.tenant == tenant):
+            for item, memory, derived in mine:
                 if item.error is not None:
                     continue
                 if memory.id in erased:
-                    self._purge(memory, derived.entities, derived.index_ids)
+                    self._purge(memory, derived.entities, derived.index_ids, derived.facts)
                     continue
                 try:
-                    self._mark_enriched(memory, derived)
+                    gone = [n for n in derived.neighbours if n in erased]
+                    self._mark_enriched(memory, self._forget(memory, derived, gone) if gone else derived)
                 except Exception as exc:  # noqa: BLE001 - kept per task
                     item.error = exc
 
@@ -241,13 +245,34 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
-        groups = self._replace_facts(memory, self._derive_facts(memory, extraction, batch), item.fact_vectors)
-        change = self._graph.plan(memory, entities, links)
+        facts = self._derive_facts(memory, extraction, batch)
+        kept = {canonical_key(e) for e in entities}  # names the older version said and this one does not: recorded
+        dropped = [name for name in memory.entities if canonical_key(name) not in kept]  # (its erasure finds their nodes)
+        groups = self._replace_facts(memory, facts, item.fact_vectors)
+        change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous.normalized_text if previous else "", date_words(memory.captured_at)]))
-        index_ids = self._index().upsert([self._document(memory, extraction, entities, vector, context, all_links)])
+        document = self._document(memory, extraction, entities, vector, context, all_links)
+        index_ids = self._index().upsert([document])
         batch.planned(memory, entities, links)
-        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups)
+        return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups,
+                       document=document, previous_id=previous.id if previous else None, facts=[f.uuid for f in facts])
+
+    def _forget(self, memory: Memory, derived: Derived, gone: list[str]) -> Derived:
+        """Neighbours erased while this enrichment wrote about them (checked after its writes, so an
+        erasure that began later finds those writes and deletes them itself): the links to them go,
+        both stored ends, and the document is indexed again without their ids and text."""
+        self._graph.unlink(memory.tenant, memory.id, gone)
+        document = derived.document
+        if document is None:
+            return derived
+        context = date_words(memory.captured_at) if derived.previous_id in gone else document.context
+        rebuilt = document.model_copy(update={
+            "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
+            "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too
+        index_ids = self._index().upsert([rebuilt]).get(memory.id, derived.index_ids)
+        logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
+        return replace(derived, index_ids=index_ids, document=rebuilt)
 
     def _reconcile(self, planned: list[tuple[Prepared, Memory, Derived]]) -> list[tuple[Prepared, Memory, Derived]]:
         """The timelines the batch's fact changes touched, recomputed once for the batch (a group two
@@ -271,12 +296,12 @@ class EnrichmentService:
         except Exception:  # noqa: BLE001 - the task's own error is what SQS must see
             logger.exception("could not check the erasure of a failed enrichment", extra={"memory_id": memory.id})
 
-    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str]) -> None:
+    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str], facts: Sequence[str] = ()) -> None:
         """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
         purge, over the entities this enrichment named too)."""
         assert self._erasure is not None
         named = list(dict.fromkeys([*memory.entities, *entities]))
-        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids)
+        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids, facts)
         logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
 
     def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:

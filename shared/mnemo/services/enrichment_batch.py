@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from mnemo.domain.graph import Entity, EntityMention, Link
 from mnemo.domain.models import Memory
-from mnemo.ports import GraphChange
+from mnemo.ports import GraphChange, IndexDocument
 
 GraphKey = tuple[str, str, str]  # tenant, user, group (mnemo.domain.graph.graph_key)
 
@@ -27,6 +27,15 @@ class Derived:
     index_ids: list[str]
     change: GraphChange | None = None
     groups: set[Group] = field(default_factory=set)  # fact timelines to recompute for the batch
+    document: IndexDocument | None = None  # as indexed: rebuilt without a neighbour erased meanwhile
+    previous_id: str | None = None  # the memory whose text is the document's context
+    facts: list[str] = field(default_factory=list)  # the derived facts' uuids (an undo finds them without records)
+
+    @property
+    def neighbours(self) -> list[str]:
+        """The other memories this enrichment wrote something about: linked (both ways), or context."""
+        linked = list(self.document.links) if self.document is not None else []
+        return list(dict.fromkeys([*linked, *([self.previous_id] if self.previous_id else [])]))
 
 
 @dataclass

@@ -10,23 +10,39 @@ enrichment task for an erased memory finds no memory and does nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from mnemo.domain.erasure import ErasureCounts, ErasureReceipt
 from mnemo.domain.models import Memory, Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import NotFoundError
-from mnemo.ports import ErasureMarks, FactIndex, FactStore, GraphStore, MemoryStore, SearchIndex
+from mnemo.errors import MnemoError, NotFoundError
+from mnemo.ports import (
+    EnrichmentQueue,
+    EnrichmentTask,
+    ErasureMarks,
+    FactIndex,
+    FactStore,
+    GraphStore,
+    MemoryStore,
+    SearchIndex,
+)
+from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.permissions import Operation, authorize
 
 __all__ = ["ErasureCounts", "ErasureReceipt", "ErasureService"]
+
+logger = logging.getLogger(__name__)
 
 
 class ErasureService:
     def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactStore, index: Callable[[], SearchIndex], *,
                  marks: ErasureMarks | None = None, fact_index: Callable[[], FactIndex] | None = None,
+                 upkeep: FactUpkeep | None = None, queue: EnrichmentQueue | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
+        self._upkeep = upkeep
+        self._queue = queue
         self._store = store
         self._graph = graph
         self._facts = facts
@@ -50,9 +66,25 @@ class ErasureService:
         collection. Repeatable: a second run deletes whatever the first left."""
         if self._marks is not None:
             self._marks.mark(memory.tenant, memory.id, self._clock())
+        neighbours = [link.other_id for link in self._graph.links(memory.tenant, memory.id)]
         counts = self.purge_derived(memory)
         history = self._store.erase(memory.tenant, memory.id)
+        self._refresh(memory.tenant, neighbours)
         return counts.model_copy(update={"memories": 1, "history": history})
+
+    def _refresh(self, tenant: str, neighbours: Sequence[str]) -> None:
+        """The linked memories' index documents name the erased one (links) and may hold its text (the
+        context of the memory captured after it): each is re-enriched, once the memory is gone, into a
+        document without them. A task the queue refuses is left to the reconciler, as after a capture."""
+        if self._queue is None or not neighbours:
+            return
+        try:
+            found = self._store.get_many(tenant, list(dict.fromkeys(neighbours)), consistent=True)
+            self._queue.send_many([EnrichmentTask(tenant=tenant, memory_id=m.id, version=m.version, reindex=True)
+                                   for m in found])
+        except MnemoError:  # the erasure itself is done and cannot be repeated: say so, do not fail it
+            logger.warning("could not queue the re-enrichment of an erased memory's neighbours",
+                           extra={"neighbours": len(neighbours)})
 
     def erase_recorded(self, tenant: str, user_id: str, *, limit: int) -> int:
         """Delete up to `limit` of the user's recorded facts with their facts-index documents; returns
@@ -80,20 +112,23 @@ class ErasureService:
         """Which of these memories have an erasure begun: one batch read (the worker's batch)."""
         return self._marks.erased_among(tenant, memory_ids) if self._marks is not None else set()
 
-    def purge_derived(self, memory: Memory, index_ids: Sequence[str] = ()) -> ErasureCounts:
+    def purge_derived(self, memory: Memory, index_ids: Sequence[str] = (), derived: Sequence[str] = ()) -> ErasureCounts:
         """Everything derived from the memory, but not the memory's own items: its index documents
-        (also the copies `index_ids` names), the facts only it supported with their facts-index
-        documents, entity nodes left unused, its entity postings and links in both directions."""
+        (also the copies `index_ids` names), every fact it ever produced that no other memory did,
+        with its facts-index document (the timelines they were on recomputed, then nothing names
+        them), entity nodes left unused, its entity postings and links in both directions. `derived`: fact uuids
+        an enrichment racing the erasure derived, whose records the erasure may have deleted already."""
         tenant, now = memory.tenant, self._clock()
         copies = list(dict.fromkeys([*memory.index_ids, *index_ids]))
         self._index().delete(tenant, memory.id, copies)
-        supported = [fact.uuid for fact in self._facts.for_memory(tenant, memory.id)]
-        facts = self._facts.erase_memory(memory, now)
-        if supported and self._fact_index is not None:
-            left = {fact.uuid for fact in self._facts.get_many(tenant, supported)}
-            for uuid in supported:
-                if uuid not in left:  # deleted with the memory: its sentence leaves the facts index too
-                    self._fact_index().delete(tenant, uuid)
+        facts = self._facts.erase_memory(memory, now, also=derived)
+        if self._fact_index is not None:
+            for fact in facts.erased:  # its sentence leaves the facts index too
+                self._fact_index().delete(tenant, fact.uuid)
+        if facts.erased or facts.kept:
+            if self._upkeep is not None:  # a value an erased fact had retired comes back, as after a retract
+                self._upkeep.reconcile(self._upkeep.groups([*facts.erased, *facts.kept]), actor="erasure", at=now)
+            self._facts.forget(tenant, facts.erased)  # then nothing names the erased uuids
         links = len(self._graph.links(tenant, memory.id))
         self._graph.clear(memory)
-        return ErasureCounts(facts=facts, entities=len(memory.entities), links=links, index_documents=max(1, len(copies)))
+        return ErasureCounts(facts=len(facts.erased), entities=len(memory.entities), links=links, index_documents=max(1, len(copies)))

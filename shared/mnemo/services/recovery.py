@@ -87,18 +87,19 @@ class RecoveryService:
         derived alike, from DynamoDB, `batch` at a time (one embedding call and one `_bulk` each).
         Retracted facts are left out: no search returns them. Scans the table: an admin operation.
         Idempotent: each adapter replaces a fact's earlier copies, so it can run over a full index.
-        Also writes every recorded fact's user listing (any status): the backfill for facts recorded
-        before export and user erasure could list them (docs/table-design.md)."""
+        Also writes every recorded fact's user listing (any status), and every derived fact's record
+        under each memory that produced it: the backfills for facts written before export and erasure
+        could find them that way (docs/table-design.md)."""
         if self._facts is None or self._upkeep is None:
             return 0
         indexed = 0
         pending: list[Fact] = []
         recorded: list[Fact] = []
+        derived: list[Fact] = []
         for fact in self._facts.every_fact():
             if fact.status != FactStatus.RETRACTED:
                 pending.append(fact)
-            if fact.origin == FactOrigin.RECORDED:
-                recorded.append(fact)
+            (recorded if fact.origin == FactOrigin.RECORDED else derived).append(fact)
             if len(pending) == batch:
                 self._upkeep.index(pending)
                 indexed += len(pending)
@@ -106,8 +107,12 @@ class RecoveryService:
             if len(recorded) == batch:  # the user listing of facts recorded before it existed (idempotent)
                 self._facts.list_recorded(recorded)
                 recorded = []
+            if len(derived) == batch:  # which memories produced it, for their erasure (idempotent)
+                self._facts.record_producers(derived)
+                derived = []
         self._upkeep.index(pending)
         self._facts.list_recorded(recorded)
+        self._facts.record_producers(derived)
         return indexed + len(pending)
 
     def redrive(self, limit: int = 1000) -> RedriveResult:
