@@ -174,3 +174,23 @@ def test_extract_intent_annotates_the_recorded_edge(app) -> None:  # noqa: ANN00
     on, off = facts(app, calls)
     assert on["edge"]["intent_meta"] == {"label": "preference", "confidence": 0.8, "evidence": "prefers", "annotator": "heuristic"}
     assert off["edge"]["intent_meta"] is None
+
+
+def test_the_seeds_own_flow_remember_that_then_search_finds_the_fact(app, aws) -> None:  # noqa: ANN001
+    # Seed 001 "How the agent decides": the user says "remember that..." -> add_episode; later "what ..." -> search
+    from tests.integration.test_profile_thrindex import enrich
+
+    async def remember(client: Client) -> Any:
+        return structured(await client.call_tool("add_episode", {"content": "Remember that Quinn works at Umbrella."}))
+
+    episode = facts(app, remember)
+    enrich(aws)  # the worker extracts the episode's facts, as in the background
+
+    async def ask(client: Client) -> Any:
+        return [structured(await client.call_tool("search", {"query": q})) for q in ("Where does Quinn work?", "Umbrella")]
+
+    found, other = facts(app, ask)
+    quinn = [e for e in found["edges"] if e["source"]["name"] == "Quinn"]
+    assert [(e["predicate"], e["target"]["name"], e["episodes"]) for e in quinn] == [
+        ("works at", "Umbrella", [episode["episode"]["uuid"]])]
+    assert all(e["source"]["name"] != "that Quinn" for e in found["edges"] + other["edges"])  # no "that" subject
