@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.domain.commands import CaptureCommand, check_text
-from mnemo.domain.fact_commands import FactScope, RecordFactCommand
+from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.timestamps import IsoTimestamp
 from mnemo.services.fact_search import FactSearchQuery
@@ -71,7 +71,7 @@ class SearchFacts(BaseModel):
 class Retract(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"edge_uuid": "…", "reason": "wrong"}]})
 
-    edge_uuid: str = Field(min_length=1, max_length=100)
+    edge_uuid: FactUuid
     reason: str | None = Field(default=None, max_length=1000)
 
 
