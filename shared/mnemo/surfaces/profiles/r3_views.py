@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
-from mnemo.services.connections import Connection, Neighbourhood
+from mnemo.services.connections import Connection, Neighbourhood, Overview
 from mnemo.services.duplicates import DedupReport
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
@@ -82,6 +82,22 @@ def graph(n: Neighbourhood) -> CallToolResult:
     data = {"entity": {"id": n.entity.id, "name": n.entity.name, "type": n.entity.type},
             "relationships": [fact(f) for f in n.facts]}
     return result(as_json(data), data)
+
+
+def overview(o: Overview, user_id: str, limit: int) -> CallToolResult:
+    """get_knowledge_graph with no entity named: the relationships, headed by how far it looked."""
+    how = (f"Knowledge graph of user {user_id} (no entity named): the newest {len(o.facts)} active relationships, at most "
+           f"{limit}, among the facts of their {o.memories_read} newest memories and {o.recorded_read} newest recorded "
+           "facts; name an entity (entity_name) to read its whole neighbourhood.")
+    data = {"entity": None, "user_id": user_id, "relationships": [fact(f) for f in o.facts],
+            "bounded_by": {"memories_read": o.memories_read, "recorded_facts_read": o.recorded_read, "limit": limit}}
+    return result(f"{how}\n{as_json(data)}", data)
+
+
+def queue_text(queue: dict[str, int]) -> str:
+    """The deployment-wide queue depths (admin keys) in words."""
+    return (f"Queue-wide, every tenant: {queue.get('queued', 0)} queued, {queue.get('in_flight', 0)} in flight, "
+            f"{queue.get('dead_letters', 0)} in the dead-letter queue")
 
 
 def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
