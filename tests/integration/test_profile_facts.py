@@ -87,7 +87,7 @@ def test_record_search_retract_in_the_pinned_shapes(app) -> None:  # noqa: ANN00
         return episode, first, likes, moved, found, gone, after
 
     episode, first, likes, moved, found, gone, after = facts(app, calls)
-    assert set(episode) == {"episode"} and episode["episode"]["status"] == "queued"
+    assert set(episode) == {"episode", "scope"} and episode["episode"]["status"] == "queued"
     assert set(episode["episode"]) == {"uuid", "content", "group_id", "created_at", "status"}
     assert episode["episode"]["group_id"] == "default"
     edge = first["edge"]

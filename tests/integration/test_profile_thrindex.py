@@ -138,7 +138,9 @@ def test_the_seeds_example_calls_answer_in_the_seeds_layout(app) -> None:  # noq
         "Memory queued for processing.", f"ID: {memory_id}", "Status: queued",
         "The memory will be indexed and available for search within a few seconds.",
     ]
-    assert stored.structured_content == {"id": memory_id, "status": "queued", "agent_id": "claude-desktop", "user_id": "alice"}
+    assert stored.structured_content == {"id": memory_id, "status": "queued", "agent_id": "claude-desktop", "user_id": "alice",
+                                         "scope": {"tenant": "local", "user_id": "alice", "agent_id": "claude-desktop",
+                                                   "group_id": "default"}}
     lines = text(found).splitlines()
     assert re.fullmatch(r"Found 1 memories \(latency: \d+ms, cache_hit: false\):", lines[0])
     assert re.fullmatch(r"1\. \[score: 0\.\d{3} \| importance: 0\.50\]", lines[1])

@@ -22,6 +22,8 @@ from mnemo.surfaces.fact_views import (
     edge,
     episode,
     node,
+    recorded,
+    retracted,
 )
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
@@ -87,8 +89,8 @@ def add_episode(body: AddEpisode, caller: Caller, container: Services) -> Episod
 def record_fact(body: RecordFact, caller: Caller, container: Services) -> FactResult:
     command = RecordFactCommand(subject=body.subject, predicate=body.predicate, object=body.object,
                                 group_id=body.group_id, valid_at=body.valid_at)
-    recorded = container.facts.record_triple(caller, command, extract_intent=body.extract_intent)
-    return FactResult(edge=edge(recorded.edge), invalidated=[f.uuid for f in recorded.invalidated])
+    done = container.facts.record_triple(caller, command, extract_intent=body.extract_intent)
+    return recorded(done.edge, done.invalidated)
 
 
 @router.post("/search", response_model=SearchResult)
@@ -99,7 +101,7 @@ def search(body: SearchFacts, caller: Caller, container: Services) -> SearchResu
 
 @router.post("/retract", response_model=RetractResult)
 def retract(body: Retract, caller: Caller, container: Services) -> RetractResult:
-    return RetractResult(edge=edge(container.facts.retract(caller, body.edge_uuid, body.reason)))
+    return retracted(container.facts.retract(caller, body.edge_uuid, body.reason))
 
 
 @router.get("/facts/{fact_uuid}", response_model=EdgeHistory)

@@ -32,7 +32,16 @@ from mnemo.errors import (
     TenantSuspendedError,
 )
 from mnemo.services.fact_search import FactSearchQuery
-from mnemo.surfaces.fact_views import EpisodeResult, FactResult, RetractResult, SearchResult, edge, episode
+from mnemo.surfaces.fact_views import (
+    EpisodeResult,
+    FactResult,
+    RetractResult,
+    SearchResult,
+    edge,
+    episode,
+    recorded,
+    retracted,
+)
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
 if TYPE_CHECKING:
@@ -94,8 +103,8 @@ def build(services: Container) -> ProfileServer:
         A single-valued relation (lives in, works at, is married to, prefers, deadline is) replaces the subject's
         previous value: the old edge is invalidated and listed in "invalidated". Other relations accumulate."""
         command = RecordFactCommand(subject=subject, predicate=predicate, object=object, group_id=group_id)
-        recorded = services.facts.record_triple(caller(), command, extract_intent=extract_intent)
-        return FactResult(edge=edge(recorded.edge), invalidated=[f.uuid for f in recorded.invalidated])
+        done = services.facts.record_triple(caller(), command, extract_intent=extract_intent)
+        return recorded(done.edge, done.invalidated)
 
     @server.tool(title="Search facts", read_only=True, destructive=False, idempotent=True)
     def search(
@@ -119,6 +128,6 @@ def build(services: Container) -> ProfileServer:
 
         The audit row (who, when, reason) is kept. Needs an admin key: otherwise it fails with missing_scope and
         nothing changes."""
-        return RetractResult(edge=edge(services.facts.retract(caller(), edge_uuid, reason)))
+        return retracted(services.facts.retract(caller(), edge_uuid, reason))
 
     return server

@@ -48,6 +48,7 @@ from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
+from mnemo.surfaces.views import written_scope
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -148,13 +149,14 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                 return views.result(f"Already saved (id: {existing.memory.id})",
                                     {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
         memory = services.memories.capture(caller(), command)
+        scope = written_scope(memory.namespace)
         if async_:
-            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued"})
+            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued", "scope": scope})
         settled = wait_for_enrichment(services.store, memory)
         state = settled.enrichment.state.value
         note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
                 "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
-        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state})
+        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state, "scope": scope})
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
     def search_memory(
@@ -189,8 +191,9 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         if content is None and metadata is None:
             raise ValidationFailed("content and metadata: give at least one of them")
         owned(memory_id, user_id)
-        data = views.memory(services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata)))
-        return views.result(views.as_json(data), data)
+        edited = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata))
+        data = views.memory(edited)
+        return views.result(views.as_json(data), {**data, "scope": written_scope(edited.namespace)})
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
     def get_all_memories(
@@ -229,7 +232,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         """Delete a memory: soft (archived; out of search and listings at once; reopen it to undo). Answers "Deleted"."""
         owned(memory_id, None)
         memory = services.memories.archive(caller(), memory_id)
-        return views.result("Deleted", {"id": memory.id, "status": memory.status.value})
+        return views.result("Deleted", {"id": memory.id, "status": memory.status.value, "scope": written_scope(memory.namespace)})
 
     @server.tool(title="Find duplicate memories", read_only=False, destructive=True, idempotent=True)
     def deduplicate_memories(
@@ -331,6 +334,6 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                                           skip_duplicates=skip_duplicates, chunk=batch_size)
         if isinstance(done, JobReceipt):
             return views.job_started(done, "the import")
-        return views.imported(done)
+        return views.imported(done, {"tenant": caller().tenant, "user_id": user(user_id)})
 
     return server

@@ -125,13 +125,14 @@ def deduplicated(report: DedupReport) -> CallToolResult:
     return result("\n".join(lines), report)
 
 
-def imported(report: ImportReport) -> CallToolResult:
+def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
+    """`scope`: the tenant and user written (each item's agent_id and group_id say the rest)."""
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
     if report.facts_imported:  # only an export's recorded facts bring any
         text += f"; recorded facts imported {len(report.facts_imported)}"
     details = [f"item {f.index}: skipped, {one_line(f.reason)}" for f in report.skipped]  # a reason quotes item fields
     details += [f"item {f.index}: failed, {one_line(f.reason)}" for f in report.failed]
-    return result("\n".join([text, *details]), report)
+    return result("\n".join([text, *details]), {**report.model_dump(mode="json"), "scope": scope})
 
 
 def job_started(receipt: JobReceipt, what: str) -> CallToolResult:
