@@ -209,3 +209,13 @@ def test_add_memory_says_that_assistant_messages_are_dropped(app) -> None:  # no
                                                   {"role": "assistant", "content": "Noted!"}]})
     memory = call(app, "get_memory", {"memory_id": saved.structured_content["id"]}).structured_content
     assert memory["content"] == "Rosa likes figs."  # what the description says: the assistant's line is not stored
+
+
+def test_a_memory_whose_text_is_json_is_saved_as_text(app) -> None:  # noqa: ANN001
+    for content in ['{"theme": "dark"}', '["tea", "coffee"]', "null"]:
+        saved = call(app, "add_memory", {"content": content, "user_id": "json-text", "skip_duplicate_check": True})
+        assert text(saved).startswith("Saved (id: "), text(saved)
+        got = call(app, "get_memory", {"memory_id": saved.structured_content["id"]}).structured_content
+        assert got["content"] == content  # verbatim, not parsed
+    updated = call(app, "update_memory", {"memory_id": saved.structured_content["id"], "content": '{"a": 1}'})
+    assert updated.structured_content["content"] == '{"a": 1}'

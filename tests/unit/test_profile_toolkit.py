@@ -133,3 +133,18 @@ def test_the_error_envelope_is_structured_content_only_where_the_profile_asks_fo
     assert [r.structured_content for r in asyncio.run(main(enveloped))] == [
         {"error": {"code": "not_found", "message": "Memory not found: 3f2e"}},
         {"error": {"code": "validation_error", "message": "content is required"}}]
+
+
+def test_a_string_argument_stays_a_string_even_when_it_reads_as_json() -> None:
+    # The SDK parses a string given to an argument typed other than plain `str` (here `str | None`) as JSON
+    server = ProfileServer(name="probe", title="Probe", instructions="A test profile.")
+
+    @server.tool(title="Echo", read_only=True, destructive=False, idempotent=True)
+    def echo(note: Annotated[str | None, Field(description="Any text.")] = None) -> str:
+        """Echo the note and its type."""
+        return f"{type(note).__name__}: {note}"
+
+    for note in ['{"theme": "dark"}', '["a", "b"]', "null", "7"]:
+        assert call(server, "echo", {"note": note}) == (False, f"str: {note}")
+    assert call(server, "echo", {}) == (False, "NoneType: None")  # control: omitted is None
+    assert call(server, "echo", {"note": ["a"]}) == (True, "note: must be a string")  # a real array is still refused

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
@@ -91,6 +92,16 @@ class Wording:
         )
 
 
+class _VerbatimArguments(FuncMetadata):
+    """The SDK's argument handling minus its JSON pre-parse: arguments arrive as JSON already, so a
+    string stays a string. (The SDK parses a string given to any argument not typed plain `str` as
+    JSON: r3's `content: '{"theme": "dark"}'` became an object and failed with pydantic's dump, and
+    a `reason: "null"` became None.)"""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
+
+
 def _error_result(text: str, code: str, envelope: bool) -> CallToolResult:
     structured = None
     if envelope:  # the message is the text without the code it may open with ("not_found: edge ... not found")
@@ -122,6 +133,8 @@ class ProfileServer(MCPServer):
             registered = self._tool_manager.get_tool(fn.__name__)
             assert registered is not None
             registered.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+            metadata = registered.fn_metadata
+            registered.fn_metadata = _VerbatimArguments(**{name: getattr(metadata, name) for name in FuncMetadata.model_fields})
             return fn
 
         return register
