@@ -90,8 +90,14 @@ def test_json_file_reads_only_inside_the_import_directory_with_one_answer_for_ev
     assert text(call(app, "import_memories", {**arguments, "file_path": str(inside / "ok.json")})).startswith("Imported 0")
 
 
-def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_says_how(app, aws) -> None:  # noqa: ANN001, F811
-    from mnemo.services.connections import OVERVIEW_MEMORIES
+def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_says_how(app, aws, container, principal) -> None:  # noqa: ANN001, F811
+    import inspect
+
+    from mnemo.domain.fact_commands import RecordFactCommand
+    from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED
+    from mnemo.surfaces.profiles import r3
+
+    container.facts.record_triple(principal, RecordFactCommand(subject="Nell", predicate="plays", object="cello"))
 
     call(app, "add_memory", {"content": "Lena works at Acme Corp."})
     call(app, "add_memory", {"content": "Olaf lives in Oslo."})
@@ -100,10 +106,13 @@ def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_sa
     enrich(aws)
     whole = call(app, "get_knowledge_graph", {})  # all four arguments are optional in the seed
     pairs = {(r["subject"], r["predicate"], r["object"]) for r in whole.structured_content["relationships"]}
-    assert {("Lena", "works at", "Acme Corp"), ("Olaf", "lives in", "Oslo"), ("Pavel", "lives in", "Prague")} <= pairs
+    assert {("Lena", "works at", "Acme Corp"), ("Olaf", "lives in", "Oslo"), ("Pavel", "lives in", "Prague"),
+            ("Nell", "plays", "cello")} <= pairs  # derived from memories, and recorded
     assert all(s != "Mira" for s, _, _ in pairs)  # never another user's
     assert whole.structured_content["entity"] is None and whole.structured_content["user_id"] == "default"
-    assert whole.structured_content["bounded_by"] == {"memories_read": 3, "recorded_facts_read": 0, "limit": 50}
+    assert whole.structured_content["bounded_by"] == {"memories_read": 3, "recorded_facts_read": 1, "limit": 50}
+    # the description states the bounds the service applies
+    assert f"user's {OVERVIEW_MEMORIES} newest memories and up to {OVERVIEW_RECORDED} of their recorded" in inspect.getsource(r3)
     head = text(whole).splitlines()[0]
     assert head.startswith("Knowledge graph of user default (no entity named): the newest ")
     assert "at most 50, among the facts of their 3 newest memories" in head and OVERVIEW_MEMORIES >= 3

@@ -5,7 +5,8 @@ A thin layer over `GraphTraversal` (services/graph_traversal.py), the one walk t
 too: this module resolves names to nodes and shapes r3's answers; every hop, bound and namespace
 check is the traversal's. The overview is not a walk and not a Scan: the facts of the user's
 `OVERVIEW_MEMORIES` newest live memories (one Query of the user's memories, then one provenance
-Query each) and the user's newest recorded facts (one Query of their listing), active ones only.
+Query each) and up to `OVERVIEW_RECORDED` of the user's recorded facts (one Query of their listing,
+which is ordered by group and uuid, not by time), active ones only, newest first.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from mnemo.domain.namespace import Namespace, NamespaceFilter
 from mnemo.ports import BrowseQuery, FactStore, MemoryStore
 from mnemo.services.graph_traversal import FANOUT, MAX_DEPTH, GraphTraversal
 
-__all__ = ["MAX_DEPTH", "OVERVIEW_MEMORIES", "Connection", "ConnectionService", "Neighbourhood", "Overview"]
+__all__ = ["MAX_DEPTH", "OVERVIEW_MEMORIES", "Connection", "OVERVIEW_RECORDED", "ConnectionService", "Neighbourhood", "Overview"]
 
 OVERVIEW_MEMORIES = 20  # newest live memories whose facts an overview reads (one provenance Query each)
+OVERVIEW_RECORDED = 200  # recorded facts an overview reads (one Query of the user's listing)
 
 
 class Neighbourhood(BaseModel):
@@ -56,22 +58,23 @@ class ConnectionService:
     def overview(self, principal: Principal, namespace: Namespace, *, entity_type: str | None, predicate: str | None,
                  limit: int) -> Overview:
         """At most `limit` active facts of the namespace's user and group, newest first: those
-        derived from the user's `OVERVIEW_MEMORIES` newest live memories and the user's newest
-        recorded facts; only `predicate` (as the adjacency reads it), only edges with an end of `entity_type`."""
+        derived from the user's `OVERVIEW_MEMORIES` newest live memories and up to `OVERVIEW_RECORDED`
+        of the user's recorded facts; only `predicate` (as the adjacency reads it), only edges with
+        an end of `entity_type`."""
         namespace = self._traversal.enter(principal, namespace)
-        uuids: dict[str, None] = {}
+        found: dict[str, Fact] = {}
         memories = []
         if self._memories is not None:
             memories = self._memories.browse(BrowseQuery(
                 scope=NamespaceFilter(tenant=namespace.tenant, user_id=namespace.user_id, group_id=namespace.group_id),
                 statuses=[Status.OPEN, Status.COMPLETED], authors=["user", "agent"], limit=OVERVIEW_MEMORIES)).items
             for memory in memories:
-                uuids.update(dict.fromkeys(f.uuid for f in self._facts.for_memory(namespace.tenant, memory.id)))
-        recorded = self._facts.recorded(namespace.tenant, namespace.user_id, limit=max(limit, 1)).facts
-        uuids.update(dict.fromkeys(f.uuid for f in recorded))
+                found.update((f.uuid, f) for f in self._facts.for_memory(namespace.tenant, memory.id))
+        recorded = self._facts.recorded(namespace.tenant, namespace.user_id, limit=OVERVIEW_RECORDED).facts
+        found.update((f.uuid, f) for f in recorded)
         wanted = canonical_predicate(predicate) if predicate else None
         facts = [
-            f for f in self._facts.get_many(namespace.tenant, list(uuids))
+            f for f in found.values()
             if f.status == FactStatus.ACTIVE and (f.namespace.user_id, f.namespace.group_id) == (namespace.user_id, namespace.group_id)
             and (wanted is None or canonical_predicate(f.predicate) == wanted)
             and (entity_type is None or entity_type in (f.subject.type, f.object.type))

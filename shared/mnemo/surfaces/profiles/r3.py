@@ -43,7 +43,7 @@ from mnemo.errors import (
     ValidationFailed,
 )
 from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
-from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES
+from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
 from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
@@ -284,12 +284,12 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     @server.tool(title="Knowledge graph", read_only=True, destructive=False, idempotent=True)
     def get_knowledge_graph(
         entity_type: Annotated[str | None, Field(description="Only relationships with an entity of this type (person, place, ...); with entity_name: the other entity's type.")] = None,
-        entity_name: Annotated[str | None, Field(min_length=1, description=f"The entity to read the graph from. Omitted: an overview of the user's graph, the facts of their {OVERVIEW_MEMORIES} newest memories and their newest recorded facts.")] = None,
+        entity_name: Annotated[str | None, Field(min_length=1, description=f"The entity to read the graph from. Omitted: an overview of the user's graph, the facts of their {OVERVIEW_MEMORIES} newest memories and up to {OVERVIEW_RECORDED} recorded facts.")] = None,
         relationship_type: Annotated[str | None, Field(description="Only this relationship (predicate), e.g. works_at.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Maximum relationships, 1-200.")] = 50,
         user_id: UserId = None,
     ) -> CallToolResult:
-        """A user's knowledge graph. With entity_name: that entity and its active relationships. Without: an overview, bounded: the newest active relationships (at most limit) among the facts of the user's 20 newest memories and their newest recorded facts; the answer says so. Each relationship carries its fact uuid."""
+        """A user's knowledge graph. With entity_name: that entity and its active relationships. Without: an overview, bounded: the newest active relationships (at most limit) among the facts of the user's 20 newest memories and up to 200 of their recorded facts; the answer says so. Each relationship carries its fact uuid."""
         namespace = graph_namespace(user_id)
         if entity_name is None:
             overview = services.connections.overview(caller(), namespace, entity_type=entity_type,

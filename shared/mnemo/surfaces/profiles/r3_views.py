@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
-from mnemo.services.connections import Connection, Neighbourhood, Overview
+from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Connection, Neighbourhood, Overview
 from mnemo.services.duplicates import DedupReport
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
@@ -87,8 +87,8 @@ def graph(n: Neighbourhood) -> CallToolResult:
 def overview(o: Overview, user_id: str, limit: int) -> CallToolResult:
     """get_knowledge_graph with no entity named: the relationships, headed by how far it looked."""
     how = (f"Knowledge graph of user {user_id} (no entity named): the newest {len(o.facts)} active relationships, at most "
-           f"{limit}, among the facts of their {o.memories_read} newest memories and {o.recorded_read} newest recorded "
-           "facts; name an entity (entity_name) to read its whole neighbourhood.")
+           f"{limit}, among the facts of their {o.memories_read} newest memories and {o.recorded_read} recorded facts "
+           f"(at most {OVERVIEW_MEMORIES} memories and {OVERVIEW_RECORDED} recorded facts are read); name an entity (entity_name) to read its whole neighbourhood.")
     data = {"entity": None, "user_id": user_id, "relationships": [fact(f) for f in o.facts],
             "bounded_by": {"memories_read": o.memories_read, "recorded_facts_read": o.recorded_read, "limit": limit}}
     return result(f"{how}\n{as_json(data)}", data)
