@@ -193,6 +193,8 @@ def test_seed000_eigen_calls_answer_in_the_pages_shapes(app) -> None:  # noqa: A
             "empty": failed(await client.call_tool("capture_thought", {"raw": "   "})),
             "top_k": failed(await client.call_tool("retrieve_thoughts", {"query": "x", "top_k": 101})),
             "threshold": failed(await client.call_tool("retrieve_thoughts", {"query": "x", "threshold": 1.5})),
+            "strict": [failed(await client.call_tool("retrieve_thoughts", {"query": "x", "top_k": "5"})),
+                       failed(await client.call_tool("capture_thought", {"raw": "x", "as_user": "yes"}))],
             "missing": failed(await client.call_tool("delete_thought", {"thought_id": "00000000-0000-4000-8000-000000000000"})),
             "id": thought["id"],
         }
@@ -210,6 +212,7 @@ def test_seed000_eigen_calls_answer_in_the_pages_shapes(app) -> None:  # noqa: A
     assert r["empty"].startswith("raw: ")  # "validation error if raw is empty"
     assert r["top_k"] == "top_k: must be at most 100" and r["threshold"] == "threshold: must be at most 1.0"
     assert "not found" in r["missing"]  # "or not-found"
+    assert r["strict"] == ["top_k: must be an integer", "as_user: must be true or false"]  # JSON types, never coerced
 
 
 def test_seed001_facts_calls_answer_in_the_rest_shapes_with_the_pages_errors(app, container) -> None:  # noqa: ANN001
