@@ -318,7 +318,7 @@ class Container:
     def connections(self) -> ConnectionService:
         from mnemo.services.connections import ConnectionService
 
-        return ConnectionService(self.fact_store, self.traversal)
+        return ConnectionService(self.fact_store, self.traversal, memories=self.store)
 
     @cached_property
     def traversal(self) -> GraphTraversal:

@@ -37,17 +37,23 @@ def test_facts_round_trip_with_the_official_client(server: LocalServer) -> None:
         new = structured(await client.call_tool("record_fact", {"subject": "Grace", "predicate": "joined", "object": "Globex",
                                                                 "group_id": "e2e"}))
         episode = structured(await client.call_tool("add_episode", {"content": "Heidi moved to Lisbon.", "group_id": "e2e"}))
-        deadline, found = time.monotonic() + 60, []
+        # seed 001's own flow: the user says "remember that ..." -> add_episode; later a question -> search
+        remember = structured(await client.call_tool("add_episode", {"content": "Remember that Quinn works at Umbrella.",
+                                                                      "group_id": "e2e"}))
+        deadline, found, quinn = time.monotonic() + 60, [], []
         while time.monotonic() < deadline:
             found = structured(await client.call_tool("search", {"query": "Where does Heidi live?", "group_id": "e2e"}))["edges"]
-            if any(e["target"]["name"] == "Lisbon" for e in found):
+            quinn = structured(await client.call_tool("search", {"query": "Where does Quinn work?", "group_id": "e2e"}))["edges"]
+            if any(e["target"]["name"] == "Lisbon" for e in found) and any(e["source"]["name"] == "Quinn" for e in quinn):
                 break
             await asyncio.sleep(0.5)
         retracted = structured(await client.call_tool("retract", {"edge_uuid": new["edge"]["uuid"], "reason": "e2e"}))
         after = structured(await client.call_tool("search", {"query": "Where does Grace work?", "group_id": "e2e"}))
-        return tools, old, new, episode, found, retracted, after
+        return tools, old, new, episode, found, retracted, after, remember, quinn
 
-    tools, old, new, episode, found, retracted, after = run(server, calls, path=PATH)
+    tools, old, new, episode, found, retracted, after, remember, quinn = run(server, calls, path=PATH)
+    assert [(e["source"]["name"], e["predicate"], e["target"]["name"], e["episodes"]) for e in quinn
+            if e["source"]["name"] == "Quinn"] == [("Quinn", "works at", "Umbrella", [remember["episode"]["uuid"]])]
     assert tools == ["add_episode", "record_fact", "search", "retract"]
     assert new["invalidated"] == [old["edge"]["uuid"]] and new["edge"]["predicate"] == "works at"
     heidi = next(e for e in found if e["target"]["name"] == "Lisbon")

@@ -194,6 +194,13 @@ def test_r3_graph_tools_read_the_bound_users_graph(http, world) -> None:  # noqa
     assert "Porto" not in str(tool(http, "/mcp/r3", "get_knowledge_graph", {"entity_name": "Bob"}, alice))
     assert "Porto" in text_of(tool(http, "/mcp/r3", "find_connections", {"from_entity": "Bob"}, bob))  # control
     assert "Porto" not in str(tool(http, "/mcp/r3", "find_connections", {"from_entity": "Bob"}, alice))
+    # the graph tools' user_id (an extension): a bound key names only its own user; the overview is its own graph
+    for name, arguments in [("get_knowledge_graph", {"user_id": "bob"}), ("find_connections", {"from_entity": "Bob", "user_id": "bob"})]:
+        refused = tool(http, "/mcp/r3", name, arguments, alice)
+        assert refused.get("isError") and "Porto" not in str(refused), name
+    assert "Lyon" in text_of(tool(http, "/mcp/r3", "get_knowledge_graph", {"user_id": "alice"}, alice))  # control
+    overview = text_of(tool(http, "/mcp/r3", "get_knowledge_graph", {}, alice))
+    assert "Lyon" in overview and "Porto" not in overview
 
 
 def test_an_import_item_naming_another_user_fails_for_a_bound_key(http, world) -> None:  # noqa: ANN001

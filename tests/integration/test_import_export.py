@@ -318,3 +318,22 @@ def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(
                        headers=auth(WRITER_KEY)).json()
     assert denied["facts_imported"] == [] and denied["failed"][0]["reason"].startswith("recorded_fact.status: ")
     assert "admin" in denied["failed"][0]["reason"]
+
+
+def test_an_imported_fact_whose_uuid_is_not_a_uuid_gets_a_derived_one_and_stays_retractable(http, container, principal) -> None:  # noqa: ANN001
+    import uuid
+
+    from mnemo.services.fact_imports import imported_fact_id
+
+    record_for(container, principal, "ivo", "Ivo", "collects", "Brassel maps")
+    [listed] = export_both(http, "ivo")[1]
+    legacy = {**listed, "uuid": "legacy-fact-7"}  # another system's id
+    body = {"user_id": "ivo-copy", "data": {"memories": [], "recorded_facts": [legacy]}}
+    report = http.post("/v1/import", json=body, headers=auth()).json()
+    [imported] = report["facts_imported"]
+    assert imported == imported_fact_id("local", "ivo-copy", "legacy-fact-7") == str(uuid.UUID(imported))
+    assert http.post("/v1/import", json=body, headers=auth()).json()["skipped"][0]["reason"].startswith("already imported")
+    # every stored fact stays retractable: retract takes only UUIDs, and this one is
+    assert http.post("/v1/retract", json={"edge_uuid": imported, "reason": "old"}, headers=auth()).json()["edge"]["status"] == "retracted"
+    refused = http.post("/v1/retract", json={"edge_uuid": "legacy-fact-7"}, headers=auth())
+    assert refused.status_code == 400 and refused.json()["error"]["message"].startswith("edge_uuid: must be a UUID")

@@ -138,7 +138,8 @@ def test_one_round_trip_per_tool_in_the_seeds_words(app) -> None:  # noqa: ANN00
     assert [t["id"] for t in browsed["results"]] == [thought["id"]] and browsed["next_cursor"] is None
     assert edited["ok"] is True and edited["thought"]["normalizedText"] == "Standups are Wednesdays"
     assert edited["thought"]["version"] == 2
-    assert deleted == {"ok": True, "id": thought["id"], "status": "archived", "message": "archived; reopen with edit_thought"}
+    assert deleted == {"ok": True, "id": thought["id"], "status": "archived", "message": "archived; reopen with edit_thought",
+                       "scope": captured["scope"]}  # the namespace written (issue 27), the capture's
 
 
 def test_failures_read_field_first_and_unknown_arguments_are_refused(app) -> None:  # noqa: ANN001

@@ -87,7 +87,7 @@ def test_record_search_retract_in_the_pinned_shapes(app) -> None:  # noqa: ANN00
         return episode, first, likes, moved, found, gone, after
 
     episode, first, likes, moved, found, gone, after = facts(app, calls)
-    assert set(episode) == {"episode"} and episode["episode"]["status"] == "queued"
+    assert set(episode) == {"episode", "scope"} and episode["episode"]["status"] == "queued"
     assert set(episode["episode"]) == {"uuid", "content", "group_id", "created_at", "status"}
     assert episode["episode"]["group_id"] == "default"
     edge = first["edge"]
@@ -139,9 +139,9 @@ def test_failures_start_with_the_seed_code_and_nothing_changes(app, container) -
     assert [e["uuid"] for e in facts(app, still)["edges"]] == [recorded["edge"]["uuid"]]
 
     async def missing(client: Client) -> Any:
-        return await client.call_tool("retract", {"edge_uuid": "no-such-edge"})
+        return await client.call_tool("retract", {"edge_uuid": "5d9f3c1e-8b2a-4f6d-9c3e-1a2b3c4d5e6f"})
 
-    assert error_text(facts(app, missing)) == "not_found: edge no-such-edge not found"
+    assert error_text(facts(app, missing)) == "not_found: edge 5d9f3c1e-8b2a-4f6d-9c3e-1a2b3c4d5e6f not found"
 
 
 def test_groups_and_tenants_never_see_each_others_facts(app, container) -> None:  # noqa: ANN001
@@ -174,3 +174,94 @@ def test_extract_intent_annotates_the_recorded_edge(app) -> None:  # noqa: ANN00
     on, off = facts(app, calls)
     assert on["edge"]["intent_meta"] == {"label": "preference", "confidence": 0.8, "evidence": "prefers", "annotator": "heuristic"}
     assert off["edge"]["intent_meta"] is None
+
+
+def test_the_seeds_own_flow_remember_that_then_search_finds_the_fact(app, aws) -> None:  # noqa: ANN001
+    # Seed 001 "How the agent decides": the user says "remember that..." -> add_episode; later "what ..." -> search
+    from tests.integration.test_profile_thrindex import enrich
+
+    async def remember(client: Client) -> Any:
+        return structured(await client.call_tool("add_episode", {"content": "Remember that Quinn works at Umbrella."}))
+
+    episode = facts(app, remember)
+    enrich(aws)  # the worker extracts the episode's facts, as in the background
+
+    async def ask(client: Client) -> Any:
+        return [structured(await client.call_tool("search", {"query": q})) for q in ("Where does Quinn work?", "Umbrella")]
+
+    found, other = facts(app, ask)
+    quinn = [e for e in found["edges"] if e["source"]["name"] == "Quinn"]
+    assert [(e["predicate"], e["target"]["name"], e["episodes"]) for e in quinn] == [
+        ("works at", "Umbrella", [episode["episode"]["uuid"]])]
+    assert all(e["source"]["name"] != "that Quinn" for e in found["edges"] + other["edges"])  # no "that" subject
+
+
+def test_arguments_are_strict_json_types_never_coerced(app) -> None:  # noqa: ANN001
+    async def calls(client: Client) -> Any:
+        return [await client.call_tool(tool, arguments) for tool, arguments in [
+            ("add_episode", {"content": "Ivy likes tea.", "extract_intent": "yes"}),
+            ("add_episode", {"content": "Ivy likes tea.", "extract_intent": "true"}),
+            ("record_fact", {"subject": "Ivy", "predicate": "likes", "object": "tea", "extract_intent": 1}),
+            ("search", {"query": "Ivy", "limit": "5"}),
+            ("search", {"query": "Ivy", "limit": True}),
+            ("search", {"query": 5}),
+            ("record_fact", {"subject": "Ivy", "predicate": "likes", "object": "tea", "group_id": 7}),
+            # positive controls: the declared JSON types pass
+            ("record_fact", {"subject": "Ivy", "predicate": "likes", "object": "tea", "extract_intent": False}),
+            ("search", {"query": "Ivy", "limit": 5}),
+        ]]
+
+    *refused, recorded, found = facts(app, calls)
+    assert [error_text(r) for r in refused] == [
+        "extract_intent: must be true or false", "extract_intent: must be true or false",
+        "extract_intent: must be true or false", "limit: must be an integer", "limit: must be an integer",
+        "query: must be a string", "group_id: must be a string",
+    ]
+    assert structured(recorded)["edge"]["fact"] == "Ivy likes tea"
+    assert [e["uuid"] for e in structured(found)["edges"]] == [structured(recorded)["edge"]["uuid"]]  # no episode stored
+
+
+def test_retract_needs_a_uuid_and_an_unknown_uuid_is_not_found(app) -> None:  # noqa: ANN001
+    async def calls(client: Client) -> Any:
+        recorded = structured(await client.call_tool("record_fact", {"subject": "Jo", "predicate": "likes", "object": "tea"}))
+        return recorded, [await client.call_tool("retract", {"edge_uuid": e}) for e in (
+            "not-a-uuid", "", "00000000-0000-0000-0000-00000000000g", "9f1c0c52-4d1e-4c3b-9a0e-0d4f8b1e2a3c",
+            recorded["edge"]["uuid"].upper())]
+
+    recorded, (bad, empty, almost, unknown, upper) = facts(app, calls)
+    assert error_text(bad) == error_text(empty) == error_text(almost) == (
+        "edge_uuid: must be a UUID (a fact's uuid, from a search result)")
+    assert error_text(unknown) == "not_found: edge 9f1c0c52-4d1e-4c3b-9a0e-0d4f8b1e2a3c not found"
+    # positive control: the fact's own uuid, in any case, retracts it
+    assert structured(upper)["edge"]["uuid"] == recorded["edge"]["uuid"] and structured(upper)["edge"]["status"] == "retracted"
+
+
+def test_every_failure_carries_the_rest_error_envelope_beside_its_text(app, container) -> None:  # noqa: ANN001
+    container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
+
+    async def calls(client: Client) -> Any:
+        return [await client.call_tool(tool, arguments) for tool, arguments in [
+            ("retract", {"edge_uuid": "9f1c0c52-4d1e-4c3b-9a0e-0d4f8b1e2a3c"}),  # missing_scope (a reader key)
+            ("search", {"query": "x", "limit": 101}),  # validation, by the schema
+            ("search", {"query": "x", "nope": 1}),  # validation, unknown argument
+            ("add_episode", {"content": "   "}),  # validation, by the domain command
+            ("search", {"query": "x"}),  # positive control: a success has no envelope
+        ]]
+
+    *failed, ok = facts(app, calls, key=READER_KEY)
+    envelopes = [r.structured_content for r in failed]
+    assert [e["error"]["code"] for e in envelopes] == ["missing_scope", "validation_error", "validation_error", "validation_error"]
+    for result, envelope in zip(failed, envelopes, strict=True):
+        assert set(envelope) == {"error"} and set(envelope["error"]) == {"code", "message"}
+        text = error_text(result)  # the text stays the seed's: `code: message`, or `field: what is wrong`
+        assert text in (envelope["error"]["message"], f"{envelope['error']['code']}: {envelope['error']['message']}")
+    assert envelopes[1]["error"]["message"] == "limit: must be at most 100"
+    assert envelopes[3]["error"]["message"] == "content: must not be empty (after trimming whitespace)"
+
+    async def not_found(client: Client) -> Any:
+        return await client.call_tool("retract", {"edge_uuid": "9f1c0c52-4d1e-4c3b-9a0e-0d4f8b1e2a3c"})
+
+    missing = facts(app, not_found)  # the admin key: the edge is not there
+    assert missing.structured_content == {"error": {"code": "not_found",
+                                                    "message": "edge 9f1c0c52-4d1e-4c3b-9a0e-0d4f8b1e2a3c not found"}}
+    assert not ok.is_error and "error" not in ok.structured_content

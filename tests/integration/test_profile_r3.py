@@ -38,9 +38,10 @@ SEED_004: dict[str, dict[str, Arg]] = {
     "optimize_cache": {"force_refresh": Arg("boolean", False), "max_memories": Arg("integer|null", None, range=(1, None))},
     "extract_entities": {"text": Arg("string")},
     "get_knowledge_graph": {"entity_type": Arg("string|null", None), "entity_name": Arg("string|null", None),
-                            "relationship_type": Arg("string|null", None), "limit": Arg("integer", 50, range=(1, 200))},
+                            "relationship_type": Arg("string|null", None), "limit": Arg("integer", 50, range=(1, 200)),
+                            "user_id": Arg("string|null", None)},  # user_id: Mnemo's extension (README r3 table)
     "find_connections": {"from_entity": Arg("string"), "to_entity": Arg("string|null", None),
-                         "max_depth": Arg("integer", 2, range=(1, 3))},
+                         "max_depth": Arg("integer", 2, range=(1, 3)), "user_id": Arg("string|null", None)},
     "import_memories": {"source": Arg("string", enum=["json", "json_file", "mem0_api"]),
                         "data": Arg("array|object|null", None), "file_path": Arg("string|null", None),
                         "api_key": Arg("string|null", None), "user_id": Arg("string|null", None),
@@ -166,7 +167,7 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
             await client.call_tool("search_memory", {"query": "x", "limit": 101}),
             await client.call_tool("optimize_cache", {"max_memories": 0}),
             await client.call_tool("import_memories", {"source": "mem0_api", "api_key": "k"}),
-            await client.call_tool("get_knowledge_graph", {}),
+            await client.call_tool("get_knowledge_graph", {"entity_name": ""}),
             await client.call_tool("search_memory", {"query": "x", "top_k": 3}),
         ]
 
@@ -179,6 +180,42 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
         "limit: must be at most 100",
         "max_memories: must be at least 1",
         MEM0_DISABLED,
-        "entity_name: is required; the graph is read outward from a named entity",
+        "entity_name: must not be empty",
         "unknown argument top_k; search_memory accepts query, limit, prefer_cache, user_id",
     ]
+
+
+def test_sync_status_answers_in_words_never_a_python_dict(app, container) -> None:  # noqa: ANN001
+    from tests.integration.test_profile_thrindex import READER_KEY
+
+    container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
+    call(app, "add_memory", {"content": "Quentin's train leaves at nine."})  # pending: not enriched here
+    admin = call(app, "sync_status", {})  # the test key is an admin key: it also gets the queue-wide depths
+    assert text(admin).splitlines() == [
+        "Pending: 1; failed (in the dead-letter queue): 0",
+        "Queue-wide, every tenant: 1 queued, 0 in flight, 0 in the dead-letter queue"]
+    assert admin.structured_content["queue"] == {"queued": 1, "in_flight": 0, "dead_letters": 0}
+    reader = text(call(app, "sync_status", {}, key=READER_KEY))  # not an admin: its tenant only, no queue line
+    assert "Queue-wide" not in reader and not any(c in reader for c in "{}'")
+
+
+def test_add_memory_says_that_assistant_messages_are_dropped(app) -> None:  # noqa: ANN001
+    async def calls(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    add = next(t for t in run(app, calls) if t.name == "add_memory")
+    assert "assistant messages are dropped" in add.description  # the tool's description, not only the argument's
+    saved = call(app, "add_memory", {"messages": [{"role": "user", "content": "Rosa likes figs."},
+                                                  {"role": "assistant", "content": "Noted!"}]})
+    memory = call(app, "get_memory", {"memory_id": saved.structured_content["id"]}).structured_content
+    assert memory["content"] == "Rosa likes figs."  # what the description says: the assistant's line is not stored
+
+
+def test_a_memory_whose_text_is_json_is_saved_as_text(app) -> None:  # noqa: ANN001
+    for content in ['{"theme": "dark"}', '["tea", "coffee"]', "null"]:
+        saved = call(app, "add_memory", {"content": content, "user_id": "json-text", "skip_duplicate_check": True})
+        assert text(saved).startswith("Saved (id: "), text(saved)
+        got = call(app, "get_memory", {"memory_id": saved.structured_content["id"]}).structured_content
+        assert got["content"] == content  # verbatim, not parsed
+    updated = call(app, "update_memory", {"memory_id": saved.structured_content["id"], "content": '{"a": 1}'})
+    assert updated.structured_content["content"] == '{"a": 1}'

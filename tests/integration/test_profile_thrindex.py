@@ -138,7 +138,9 @@ def test_the_seeds_example_calls_answer_in_the_seeds_layout(app) -> None:  # noq
         "Memory queued for processing.", f"ID: {memory_id}", "Status: queued",
         "The memory will be indexed and available for search within a few seconds.",
     ]
-    assert stored.structured_content == {"id": memory_id, "status": "queued", "agent_id": "claude-desktop", "user_id": "alice"}
+    assert stored.structured_content == {"id": memory_id, "status": "queued", "agent_id": "claude-desktop", "user_id": "alice",
+                                         "scope": {"tenant": "local", "user_id": "alice", "agent_id": "claude-desktop",
+                                                   "group_id": "default"}}
     lines = text(found).splitlines()
     assert re.fullmatch(r"Found 1 memories \(latency: \d+ms, cache_hit: false\):", lines[0])
     assert re.fullmatch(r"1\. \[score: 0\.\d{3} \| importance: 0\.50\]", lines[1])
@@ -279,3 +281,21 @@ def test_a_memory_is_the_same_on_every_surface(app, http) -> None:  # noqa: ANN0
     assert [t["id"] for t in thoughts["results"]] == [stored["id"]]
     created = http.post("/v1/memories", json={"content": "The user's brother is called Sven.", "user_id": "bob"}, headers=auth()).json()
     assert [m["id"] for m in call(app, "search_memories", {"query": "brother Sven"}).structured_content["memories"]] == [created["id"]]
+
+
+def test_extract_true_adds_facts_beside_the_text_and_never_rewrites_it(app, container, principal, aws) -> None:  # noqa: ANN001
+    async def calls(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    store = next(t for t in run(app, calls) if t.name == "store_memory")
+    said = "remember  that Quinn works at Umbrella!!  (he told me)"
+    # the description says exactly what extract=true adds and that the text is never rewritten
+    assert "never rewritten" in store.description and "adds the extracted facts beside it" in store.description
+    described = store.input_schema["properties"]["extract"]["description"]
+    assert "stored exactly as given" in described and "never rewritten" in described and "rule-based" in described
+    stored = call(app, "store_memory", {"content": said}).structured_content["id"]
+    enrich(aws)
+    memory, _, facts = container.memories.detail(principal, stored)
+    assert memory.raw == said  # verbatim, after extraction
+    assert call(app, "get_memory", {"id": stored}).structured_content["content"] == said  # what get_memory answers
+    assert [(f.subject.name, f.predicate, f.object.name) for f in facts] == [("Quinn", "works at", "Umbrella")]  # beside it

@@ -88,3 +88,52 @@ def test_json_file_reads_only_inside_the_import_directory_with_one_answer_for_ev
     done = call(app, "import_memories", {**arguments, "file_path": "ok.json"})  # positive control: inside works
     assert text(done) == "Imported 1, skipped 0, failed 0"
     assert text(call(app, "import_memories", {**arguments, "file_path": str(inside / "ok.json")})).startswith("Imported 0")
+
+
+def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_says_how(app, aws, container, principal) -> None:  # noqa: ANN001, F811
+    import inspect
+
+    from mnemo.domain.fact_commands import RecordFactCommand
+    from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED
+    from mnemo.surfaces.profiles import r3
+
+    container.facts.record_triple(principal, RecordFactCommand(subject="Nell", predicate="plays", object="cello"))
+
+    call(app, "add_memory", {"content": "Lena works at Acme Corp."})
+    call(app, "add_memory", {"content": "Olaf lives in Oslo."})
+    call(app, "add_memory", {"content": "Mira works at Initech.", "user_id": "mira"})  # another user's graph
+    call(app, "add_memory", {"content": "Pavel moved to Prague."})
+    enrich(aws)
+    whole = call(app, "get_knowledge_graph", {})  # all four arguments are optional in the seed
+    pairs = {(r["subject"], r["predicate"], r["object"]) for r in whole.structured_content["relationships"]}
+    assert {("Lena", "works at", "Acme Corp"), ("Olaf", "lives in", "Oslo"), ("Pavel", "lives in", "Prague"),
+            ("Nell", "plays", "cello")} <= pairs  # derived from memories, and recorded
+    assert all(s != "Mira" for s, _, _ in pairs)  # never another user's
+    assert whole.structured_content["entity"] is None and whole.structured_content["user_id"] == "default"
+    assert whole.structured_content["bounded_by"] == {"memories_read": 3, "recorded_facts_read": 1, "limit": 50}
+    # the description states the bounds the service applies
+    assert f"user's {OVERVIEW_MEMORIES} newest memories and up to {OVERVIEW_RECORDED} of their recorded" in inspect.getsource(r3)
+    head = text(whole).splitlines()[0]
+    assert head.startswith("Knowledge graph of user default (no entity named): the newest ")
+    assert "at most 50, among the facts of their 3 newest memories" in head and OVERVIEW_MEMORIES >= 3
+    # the filters and the bound apply to the overview too
+    one = call(app, "get_knowledge_graph", {"limit": 1}).structured_content["relationships"]
+    assert len(one) == 1
+    works = call(app, "get_knowledge_graph", {"relationship_type": "works_at"}).structured_content["relationships"]
+    assert [(r["subject"], r["object"]) for r in works] == [("Lena", "Acme Corp")]
+
+
+def test_graph_tools_read_the_named_user_and_default_as_the_other_tools_do(app, aws) -> None:  # noqa: ANN001, F811
+    call(app, "add_memory", {"content": "Ada works at Cyberdyne.", "user_id": "gu1"})
+    call(app, "add_memory", {"content": "Bea works at Cyberdyne.", "user_id": "gu1"})
+    enrich(aws)
+    found = call(app, "find_connections", {"from_entity": "Ada", "user_id": "gu1"}).structured_content
+    assert {c["entity"] for c in found["connections"]} == {"Cyberdyne", "Bea"}
+    graph = call(app, "get_knowledge_graph", {"entity_name": "Ada", "user_id": "gu1"}).structured_content
+    assert [(r["subject"], r["object"]) for r in graph["relationships"]] == [("Ada", "Cyberdyne")]
+    mine = call(app, "get_knowledge_graph", {"user_id": "gu1"}).structured_content
+    assert mine["user_id"] == "gu1" and {r["subject"] for r in mine["relationships"]} == {"Ada", "Bea"}
+    # negative controls: omitted, the user is "default", whose graph has no Ada
+    assert error_text(call(app, "find_connections", {"from_entity": "Ada"})) == "entity 'Ada' not found"
+    assert error_text(call(app, "get_knowledge_graph", {"entity_name": "Ada"})) == "entity 'Ada' not found"
+    assert call(app, "get_knowledge_graph", {}).structured_content["relationships"] == []

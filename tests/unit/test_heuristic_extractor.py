@@ -195,3 +195,17 @@ def test_a_relation_needs_a_named_object() -> None:
     assert X.extract("Caroline: I met with the team yesterday.").facts == []
     assert [(f.subject, f.predicate, f.object) for f in X.extract("Caroline: I met Melanie at the park.").facts] == [
         ("Caroline", "met", "Melanie")]
+
+
+@pytest.mark.parametrize("text", ["Remember that Quinn works at Umbrella.", "Please remember that Quinn works at Umbrella.",
+                                  "please remember Quinn works at Umbrella", "Don't forget that Quinn works at Umbrella.",
+                                  "do not forget that Quinn works at Umbrella", "And remember that Quinn works at Umbrella."])
+def test_a_leading_request_to_remember_is_not_part_of_the_fact(text: str) -> None:
+    # Seed 001's own example: "remember that ..." is what the user says; the fact is what follows it
+    assert [(f.subject, f.predicate, f.object) for f in X.extract(text).facts] == [("Quinn", "works at", "Umbrella")]
+
+
+def test_that_opening_a_sentence_without_a_request_to_remember_stays_no_subject() -> None:
+    # Negative control: the rule strips "that" only after a request to remember
+    assert X.extract("That Quinn works at Umbrella is odd.").facts == []
+    assert X.extract("I remember that Quinn works at Umbrella.").facts == []

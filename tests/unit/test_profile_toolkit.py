@@ -109,3 +109,42 @@ def test_domain_errors_are_worded_by_the_profile_with_the_calls_arguments() -> N
 def test_a_crash_stays_on_the_server() -> None:
     error, text = call(probe_profile(), "store_memory", {"content": "crash"})
     assert error and "secret internal detail" not in text
+
+
+def test_arguments_are_strict_json_types_on_every_profile() -> None:
+    # The SDK's own validation is lax ("0.5" -> 0.5, "1" -> 1.0); the toolkit validates strictly first
+    server = probe_profile()
+    assert call(server, "store_memory", {"content": "x", "confidence": "0.5"}) == (True, "confidence must be between 0.0 and 1.0")
+    assert call(server, "store_memory", {"content": "x", "confidence": True}) == (True, "confidence must be between 0.0 and 1.0")
+    assert call(server, "get_memory", {"id": 5}) == (True, "id: must be a string")
+    assert call(server, "store_memory", {"content": "x", "confidence": 1}) == (False, "Memory queued for processing.\nConfidence: 1.00")
+
+
+def test_the_error_envelope_is_structured_content_only_where_the_profile_asks_for_it() -> None:
+    async def main(server: ProfileServer) -> Any:
+        async with Client(server) as client:
+            return [await client.call_tool("get_memory", {"id": "3f2e"}), await client.call_tool("store_memory", {})]
+
+    plain = probe_profile()
+    enveloped = ProfileServer(name="probe", title="Probe", instructions="A test profile.", wording=THRINDEX_WORDS,
+                              error_envelope=True)
+    enveloped._tool_manager = plain._tool_manager  # the same tools
+    assert [r.structured_content for r in asyncio.run(main(plain))] == [None, None]
+    assert [r.structured_content for r in asyncio.run(main(enveloped))] == [
+        {"error": {"code": "not_found", "message": "Memory not found: 3f2e"}},
+        {"error": {"code": "validation_error", "message": "content is required"}}]
+
+
+def test_a_string_argument_stays_a_string_even_when_it_reads_as_json() -> None:
+    # The SDK parses a string given to an argument typed other than plain `str` (here `str | None`) as JSON
+    server = ProfileServer(name="probe", title="Probe", instructions="A test profile.")
+
+    @server.tool(title="Echo", read_only=True, destructive=False, idempotent=True)
+    def echo(note: Annotated[str | None, Field(description="Any text.")] = None) -> str:
+        """Echo the note and its type."""
+        return f"{type(note).__name__}: {note}"
+
+    for note in ['{"theme": "dark"}', '["a", "b"]', "null", "7"]:
+        assert call(server, "echo", {"note": note}) == (False, f"str: {note}")
+    assert call(server, "echo", {}) == (False, "NoneType: None")  # control: omitted is None
+    assert call(server, "echo", {"note": ["a"]}) == (True, "note: must be a string")  # a real array is still refused

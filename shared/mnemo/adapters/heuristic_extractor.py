@@ -146,7 +146,10 @@ _RULES = tuple(_Rule(c, _rx(src), needs, why) for c, needs, why, src in (
 _SENT_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?…])\s+")
 _CLAUSE_SPLIT = _rx(r"\s*(?:,(?! \d{4})|;|:(?![\d/])|[()\[\]—–]|\s-\s|\b(?:but|because|although|though|whereas"
                     r"|which|who|while|when|if|so that)\b|\band (?=(?:i|it|we|he|she|they|you|then|that|this)\b))\s*")
-_FILLER = _rx(r"^(?:(?:and|also|then|now|actually|btw|oh|well|so|remember|note|fyi)\b[\s,]*)+")
+# Openers that carry no fact, including a request to remember ("please remember that", "don't forget
+# that"): without it "Remember that Quinn works at Umbrella" would make "that Quinn" the subject.
+_FILLER = _rx(r"^(?:(?:and|also|then|now|actually|btw|oh|well|so|note|fyi"
+              r"|(?:please )?(?:remember|don['’]t forget|do not forget)(?: that)?)\b[\s,]*)+")
 _NEG = r"(?P<neg>(?:do|does|did)(?:n't| not) |never )?"
 # (clause pattern, predicate). Group s = subject (absent: the speaker), o = object, p = predicate word.
 _FACT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from mnemo.domain.commands import as_utc
 from mnemo.domain.models import NamespaceId
+
+
+def _fact_uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))  # canonical: lowercase, hyphenated, as every stored fact's uuid is
+    except ValueError:
+        raise ValueError("must be a UUID (a fact's uuid, from a search result)") from None
+
+
+# Every stored fact's id is a UUID (recorded: uuid4; derived and imported under another id: uuid5), so
+# anything else is a wrong argument, not a fact that is missing.
+FactUuid = Annotated[str, AfterValidator(_fact_uuid), WithJsonSchema({"type": "string", "format": "uuid"})]
 
 
 class FactScope(BaseModel):

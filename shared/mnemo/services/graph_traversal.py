@@ -84,6 +84,11 @@ class GraphTraversal:
         user_id = principal.user_for(namespace.user_id if "user_id" in namespace.model_fields_set else None)
         return namespace if user_id == namespace.user_id else namespace.model_copy(update={"user_id": user_id})
 
+    def enter(self, principal: Principal, namespace: Namespace) -> Namespace:
+        """For a bounded read of the graph that is not a walk (services/connections.py's overview):
+        the same permission, user confinement and one metered retrieval as a walk."""
+        return self._enter(principal, namespace, walk=True)
+
     # -- entities ------------------------------------------------------------------------
     def entity(self, principal: Principal, namespace: Namespace, entity_id: str) -> Entity:
         """The node with this id in this namespace; NotFoundError otherwise (another namespace's

@@ -1,5 +1,5 @@
 """The facts product's JSON shapes (seed 001), shared by `/mcp/facts` and the REST routes: an edge,
-an episode, a node. Pinned by tests/integration/test_profile_facts.py."""
+an episode, a node; a write's answer echoes the namespace it wrote (`scope`). Pinned by tests/integration/test_profile_facts.py."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from mnemo.domain.graph import Entity, EntityRef, Fact, FactAudit
 from mnemo.domain.models import Memory
+from mnemo.surfaces.views import SCOPE_WRITTEN, written_scope
 
 
 class Node(BaseModel):
@@ -46,11 +47,13 @@ class Episode(BaseModel):
 
 class EpisodeResult(BaseModel):
     episode: Episode
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 class FactResult(BaseModel):
     edge: Edge
     invalidated: list[str] = Field(description="The uuids of the facts this one retired.")
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 class SearchResult(BaseModel):
@@ -60,6 +63,7 @@ class SearchResult(BaseModel):
 
 class RetractResult(BaseModel):
     edge: Edge
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 def node(ref: EntityRef | Entity) -> Node:
@@ -77,7 +81,15 @@ def edge(fact: Fact, score: float | None = None) -> Edge:
 
 def episode(memory: Memory) -> EpisodeResult:
     return EpisodeResult(episode=Episode(uuid=memory.id, content=memory.raw, group_id=memory.group_id,
-                                         created_at=memory.created_at))
+                                         created_at=memory.created_at), scope=written_scope(memory.namespace))
+
+
+def recorded(fact: Fact, invalidated: list[Fact]) -> FactResult:
+    return FactResult(edge=edge(fact), invalidated=[f.uuid for f in invalidated], scope=written_scope(fact.namespace))
+
+
+def retracted(fact: Fact) -> RetractResult:
+    return RetractResult(edge=edge(fact), scope=written_scope(fact.namespace))
 
 
 class EdgeHistory(BaseModel):

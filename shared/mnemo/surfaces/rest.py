@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, NamespaceId, Principal, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, Memory, NamespaceId, Principal, Status
 from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
@@ -18,7 +18,15 @@ from mnemo.services.permissions import REQUIRED, Operation, authorize
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.views import MemoryDetail, MemoryView, cursor_params, memory_detail, memory_view
+from mnemo.surfaces.views import (
+    SCOPE_WRITTEN,
+    MemoryDetail,
+    MemoryView,
+    cursor_params,
+    memory_detail,
+    memory_view,
+    written_scope,
+)
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
@@ -139,10 +147,18 @@ IDEMPOTENCY_KEY = ("A unique value per logical request (1-128 printable ASCII ch
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
 
 
-@router.post("/memories", status_code=201, response_model=MemoryView)
-def create_memory(body: CreateMemory, caller: Caller, service: Memories, idempotency_key: IdempotencyKey = None) -> MemoryView:
+class WrittenMemory(MemoryView):
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
+
+
+def written(memory: Memory) -> WrittenMemory:
+    return WrittenMemory(**memory_view(memory).model_dump(), scope=written_scope(memory.namespace))
+
+
+@router.post("/memories", status_code=201, response_model=WrittenMemory)
+def create_memory(body: CreateMemory, caller: Caller, service: Memories, idempotency_key: IdempotencyKey = None) -> WrittenMemory:
     command = CaptureCommand(raw=body.content, **body.model_dump(exclude={"content"}))
-    return memory_view(service.capture(caller, command, idempotency_key=idempotency_key))
+    return written(service.capture(caller, command, idempotency_key=idempotency_key))
 
 
 @router.get("/memories", response_model=MemoryList)
@@ -184,7 +200,7 @@ def memory_history(memory_id: str, caller: Caller, service: Memories) -> list[Ac
     return service.history(caller, memory_id)
 
 
-class UpdatedMemory(MemoryView):
+class UpdatedMemory(WrittenMemory):
     applied: list[str] = Field(description="What the update changed, one line per change (empty: it was already so).")
 
 
@@ -193,17 +209,17 @@ def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: M
                   idempotency_key: IdempotencyKey = None) -> UpdatedMemory:
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
     revision = service.revise(caller, memory_id, command, idempotency_key=idempotency_key)
-    return UpdatedMemory(**memory_view(revision.memory).model_dump(), applied=revision.applied)
+    return UpdatedMemory(**written(revision.memory).model_dump(), applied=revision.applied)
 
 
-@router.delete("/memories/{memory_id}", response_model=MemoryView | ErasureReceipt)
+@router.delete("/memories/{memory_id}", response_model=WrittenMemory | ErasureReceipt)
 def delete_memory(
     memory_id: str, caller: Caller, service: Memories, container: Annotated[Container, Depends(services)],
     hard: Annotated[bool, Query(description="true: erase permanently (GDPR), answering with a receipt.")] = False,
-) -> MemoryView | ErasureReceipt:
+) -> WrittenMemory | ErasureReceipt:
     if hard:
         return container.erasure.erase_memory(caller, memory_id)
-    return memory_view(service.archive(caller, memory_id))
+    return written(service.archive(caller, memory_id))
 
 
 @router.post("/memories/search", response_model=SearchResults)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemo.domain.commands import CaptureCommand, check_text
-from mnemo.domain.fact_commands import FactScope, RecordFactCommand
+from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.timestamps import IsoTimestamp
 from mnemo.services.fact_search import FactSearchQuery
@@ -22,6 +22,8 @@ from mnemo.surfaces.fact_views import (
     edge,
     episode,
     node,
+    recorded,
+    retracted,
 )
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
@@ -71,7 +73,7 @@ class SearchFacts(BaseModel):
 class Retract(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"edge_uuid": "…", "reason": "wrong"}]})
 
-    edge_uuid: str = Field(min_length=1, max_length=100)
+    edge_uuid: FactUuid
     reason: str | None = Field(default=None, max_length=1000)
 
 
@@ -87,8 +89,8 @@ def add_episode(body: AddEpisode, caller: Caller, container: Services) -> Episod
 def record_fact(body: RecordFact, caller: Caller, container: Services) -> FactResult:
     command = RecordFactCommand(subject=body.subject, predicate=body.predicate, object=body.object,
                                 group_id=body.group_id, valid_at=body.valid_at)
-    recorded = container.facts.record_triple(caller, command, extract_intent=body.extract_intent)
-    return FactResult(edge=edge(recorded.edge), invalidated=[f.uuid for f in recorded.invalidated])
+    done = container.facts.record_triple(caller, command, extract_intent=body.extract_intent)
+    return recorded(done.edge, done.invalidated)
 
 
 @router.post("/search", response_model=SearchResult)
@@ -99,7 +101,7 @@ def search(body: SearchFacts, caller: Caller, container: Services) -> SearchResu
 
 @router.post("/retract", response_model=RetractResult)
 def retract(body: Retract, caller: Caller, container: Services) -> RetractResult:
-    return RetractResult(edge=edge(container.facts.retract(caller, body.edge_uuid, body.reason)))
+    return retracted(container.facts.retract(caller, body.edge_uuid, body.reason))
 
 
 @router.get("/facts/{fact_uuid}", response_model=EdgeHistory)

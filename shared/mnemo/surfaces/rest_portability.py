@@ -37,7 +37,12 @@ class ImportRequest(BaseModel):
     skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
 
 
-@router.post("/import", response_model=ImportReport, responses={202: {"model": JobReceipt, "description": (
+class ImportAnswer(ImportReport):
+    scope: dict[str, str] = Field(description=(
+        "The effective namespace written: tenant and user (each item's agent_id and group_id say the rest)."))
+
+
+@router.post("/import", response_model=ImportAnswer, responses={202: {"model": JobReceipt, "description": (
     f"More than {SYNC_IMPORT_LIMIT} items: a job, read at the Location (GET /v1/jobs/{{job_id}}).")}})
 def import_memories(body: ImportRequest, caller: Caller, container: Services) -> Any:
     """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each.
@@ -47,7 +52,8 @@ def import_memories(body: ImportRequest, caller: Caller, container: Services) ->
     if isinstance(result, JobReceipt):
         return JSONResponse(result.model_dump(mode="json"), status_code=202,
                             headers={"location": f"/v1/jobs/{result.job_id}", "cache-control": "no-store"})
-    return result
+    scope = {"tenant": caller.tenant, "user_id": caller.user_for(body.user_id)}
+    return ImportAnswer(**result.model_dump(), scope=scope)
 
 
 @router.get("/export", response_model=ExportPage, responses={200: {"content": {NDJSON: {}}}})

@@ -10,8 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.graph import Fact, Link
 from mnemo.domain.models import Author, Cursor, Memory, Status
+from mnemo.domain.namespace import Namespace, NamespaceFilter
 
 SNIPPET_CHARS = 280
+SCOPE_WRITTEN = "The effective namespace written (tenant, then each level it sets), as reads and searches echo the one they read."
+
+
+def written_scope(namespace: Namespace | NamespaceFilter) -> dict[str, str]:
+    """Where a write landed, in the shape reads echo as `scope` (tenant first, unset levels left out):
+    a caller sees which user (a bound key's, or `default` when none was named) and group it wrote."""
+    levels = namespace.model_dump()
+    return NamespaceFilter(**levels).levels()
 
 
 def one_line(text: str) -> str:

@@ -27,7 +27,7 @@ from mnemo.errors import (
     TenantSuspendedError,
 )
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
-from mnemo.surfaces.views import Thought, cursor_params, thought_view
+from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, thought_view, written_scope
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -51,6 +51,7 @@ WORDING = Wording(
 class CaptureResult(BaseModel):
     thought: Thought
     summary: str = Field(description="One sentence saying what was stored and what happens next.")
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 class RetrieveResult(BaseModel):
@@ -65,6 +66,7 @@ class EditResult(BaseModel):
     thought: Thought
     applied: list[str] = Field(description="What was changed, one line per operation, to confirm to the user "
                                            "(empty: the thought was already in the requested state).")
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 class DeleteResult(BaseModel):
@@ -72,6 +74,7 @@ class DeleteResult(BaseModel):
     id: str
     status: str
     message: str
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 def build(services: Container) -> ProfileServer:
@@ -105,6 +108,7 @@ def build(services: Container) -> ProfileServer:
         return CaptureResult(
             thought=thought_view(memory),
             summary=f"Stored {who} {memory.id} ({len(memory.normalized_text)} chars); enrichment is queued.",
+            scope=written_scope(memory.namespace),
         )
 
     @server.tool(title="Search or browse thoughts", read_only=True, destructive=False, idempotent=True)
@@ -162,7 +166,8 @@ def build(services: Container) -> ProfileServer:
         ] = None,
     ) -> EditResult:
         revision = services.memories.revise(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
-        return EditResult(ok=True, thought=thought_view(revision.memory), applied=revision.applied)
+        return EditResult(ok=True, thought=thought_view(revision.memory), applied=revision.applied,
+                          scope=written_scope(revision.memory.namespace))
 
     # The description names what the configured interpreter understands, so it is written here, not as a literal.
     edit_thought.__doc__ = (
@@ -181,6 +186,7 @@ def build(services: Container) -> ProfileServer:
     ) -> DeleteResult:
         """Archive (soft-remove) a thought that is wrong or no longer relevant. Reversible with edit_thought 'reopen'."""
         memory = services.memories.archive(caller(), thought_id)
-        return DeleteResult(ok=True, id=memory.id, status=memory.status.value, message="archived; reopen with edit_thought")
+        return DeleteResult(ok=True, id=memory.id, status=memory.status.value, message="archived; reopen with edit_thought",
+                            scope=written_scope(memory.namespace))
 
     return server

@@ -7,9 +7,11 @@
 | search | query, group_id="default", limit=10 (1-100) | fact_search.search |
 | retract | edge_uuid, reason? | facts.retract (admin) |
 
-Results are the REST shapes (surfaces/fact_views.py). Failures start with the seed's code where it
-has one: `missing_scope`, `quota_exceeded`, `payment_required` (`unauthenticated` is the 401 the
-endpoint answers before any tool runs).
+Results are the REST shapes (surfaces/fact_views.py). Arguments are strict JSON types (toolkit.py);
+`edge_uuid` must be a UUID (every fact's id is one). Failures start with the seed's code where it has
+one: `missing_scope`, `quota_exceeded`, `payment_required` (`unauthenticated` is the 401 the endpoint
+answers before any tool runs); every failure, validation included, also carries REST's error envelope
+`{"error": {"code", "message"}}` as structured content ("The error envelope shape matches the REST API").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from mnemo.domain.commands import CaptureCommand
-from mnemo.domain.fact_commands import RecordFactCommand
+from mnemo.domain.fact_commands import FactUuid, RecordFactCommand
 from mnemo.errors import (
     BoundKeyError,
     DependencyError,
@@ -30,7 +32,16 @@ from mnemo.errors import (
     TenantSuspendedError,
 )
 from mnemo.services.fact_search import FactSearchQuery
-from mnemo.surfaces.fact_views import EpisodeResult, FactResult, RetractResult, SearchResult, edge, episode
+from mnemo.surfaces.fact_views import (
+    EpisodeResult,
+    FactResult,
+    RetractResult,
+    SearchResult,
+    edge,
+    episode,
+    recorded,
+    retracted,
+)
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
 if TYPE_CHECKING:
@@ -62,7 +73,8 @@ ExtractIntent = Annotated[bool, Field(
 
 
 def build(services: Container) -> ProfileServer:
-    server = ProfileServer(name="mnemo-facts", title="Mnemo episodes & facts", instructions=INSTRUCTIONS, wording=WORDING)
+    server = ProfileServer(name="mnemo-facts", title="Mnemo episodes & facts", instructions=INSTRUCTIONS, wording=WORDING,
+                          error_envelope=True)
 
     @server.tool(title="Add an episode", read_only=False, destructive=False, idempotent=False)
     def add_episode(
@@ -91,8 +103,8 @@ def build(services: Container) -> ProfileServer:
         A single-valued relation (lives in, works at, is married to, prefers, deadline is) replaces the subject's
         previous value: the old edge is invalidated and listed in "invalidated". Other relations accumulate."""
         command = RecordFactCommand(subject=subject, predicate=predicate, object=object, group_id=group_id)
-        recorded = services.facts.record_triple(caller(), command, extract_intent=extract_intent)
-        return FactResult(edge=edge(recorded.edge), invalidated=[f.uuid for f in recorded.invalidated])
+        done = services.facts.record_triple(caller(), command, extract_intent=extract_intent)
+        return recorded(done.edge, done.invalidated)
 
     @server.tool(title="Search facts", read_only=True, destructive=False, idempotent=True)
     def search(
@@ -109,13 +121,13 @@ def build(services: Container) -> ProfileServer:
 
     @server.tool(title="Retract a fact", read_only=False, destructive=True, idempotent=True)
     def retract(
-        edge_uuid: Annotated[str, Field(description="The edge's uuid, from a prior search result.")],
+        edge_uuid: Annotated[FactUuid, Field(description="The edge's uuid, from a prior search result.")],
         reason: Annotated[str | None, Field(max_length=1000, description="Free-form audit note.")] = None,
     ) -> RetractResult:
         """Soft-delete an edge so it stops appearing in search. Call when the user says a fact is wrong ("that's wrong, ignore it").
 
         The audit row (who, when, reason) is kept. Needs an admin key: otherwise it fails with missing_scope and
         nothing changes."""
-        return RetractResult(edge=edge(services.facts.retract(caller(), edge_uuid, reason)))
+        return retracted(services.facts.retract(caller(), edge_uuid, reason))
 
     return server

@@ -12,8 +12,8 @@
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
 | sync_status | - | status.for_tenant |
 | extract_entities | text | the configured extractor; stores nothing |
-| get_knowledge_graph | entity_type, entity_name, relationship_type, limit | connections.neighbourhood |
-| find_connections | from_entity, to_entity, max_depth=2 | connections.connections |
+| get_knowledge_graph | entity_type, entity_name, relationship_type, limit, user_id (extension) | connections.neighbourhood; no entity_name: connections.overview |
+| find_connections | from_entity, to_entity, max_depth=2, user_id (extension) | connections.connections |
 | import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | jobs.import_items (a job above 200 items), jobs.import_mem0 (always a job) |
 
 An omitted user_id is r3's configured user: "default", or a user-bound key's own user; a bound key
@@ -43,11 +43,12 @@ from mnemo.errors import (
     ValidationFailed,
 )
 from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
-from mnemo.services.connections import MAX_DEPTH
+from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
 from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
+from mnemo.surfaces.views import written_scope
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -102,6 +103,14 @@ def user(user_id: str | None) -> str:
     return caller().user_for(user_id)
 
 
+def graph_namespace(user_id: str | None) -> Namespace:
+    """The graph tools' namespace: the named user's default group; omitted, the user is left to the
+    traversal, which applies the same rule as `user` (so an answer and the graph read agree)."""
+    if user_id is None:
+        return Namespace(tenant=caller().tenant)
+    return Namespace(tenant=caller().tenant, user_id=user_id)
+
+
 def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
@@ -126,7 +135,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         async_: Annotated[bool, Field(alias="async", description=f"true: answer at once, enrichment runs in the background; false: wait for it up to {WAIT_SECONDS:.0f} s.")] = True,
         skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory.")] = False,
     ) -> CallToolResult:
-        """Save a memory for a user. Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
+        """Save a memory for a user: content, or messages (assistant messages are dropped; the user and system messages are saved as one memory). Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
         if (content is None) == (messages is None):
             raise ValidationFailed("content and messages: give exactly one of them")
         text = content if content is not None else "\n".join(m.content for m in messages or [] if m.role != "assistant")
@@ -140,13 +149,14 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                 return views.result(f"Already saved (id: {existing.memory.id})",
                                     {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
         memory = services.memories.capture(caller(), command)
+        scope = written_scope(memory.namespace)
         if async_:
-            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued"})
+            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued", "scope": scope})
         settled = wait_for_enrichment(services.store, memory)
         state = settled.enrichment.state.value
         note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
                 "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
-        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state})
+        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state, "scope": scope})
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
     def search_memory(
@@ -181,8 +191,9 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         if content is None and metadata is None:
             raise ValidationFailed("content and metadata: give at least one of them")
         owned(memory_id, user_id)
-        data = views.memory(services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata)))
-        return views.result(views.as_json(data), data)
+        edited = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata))
+        data = views.memory(edited)
+        return views.result(views.as_json(data), {**data, "scope": written_scope(edited.namespace)})
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
     def get_all_memories(
@@ -221,7 +232,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         """Delete a memory: soft (archived; out of search and listings at once; reopen it to undo). Answers "Deleted"."""
         owned(memory_id, None)
         memory = services.memories.archive(caller(), memory_id)
-        return views.result("Deleted", {"id": memory.id, "status": memory.status.value})
+        return views.result("Deleted", {"id": memory.id, "status": memory.status.value, "scope": written_scope(memory.namespace)})
 
     @server.tool(title="Find duplicate memories", read_only=False, destructive=True, idempotent=True)
     def deduplicate_memories(
@@ -251,7 +262,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         text = ("All operations complete" if not status.pending and not status.failed
                 else f"Pending: {status.pending}; failed (in the dead-letter queue): {status.failed}")
         if status.queue is not None:
-            text += f"\nQueue-wide, every tenant: {status.queue}"
+            text += "\n" + views.queue_text(status.queue)
         return views.result(text, status)
 
     @server.tool(title="Optimize the cache", read_only=False, destructive=False, idempotent=True)
@@ -272,15 +283,18 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Knowledge graph", read_only=True, destructive=False, idempotent=True)
     def get_knowledge_graph(
-        entity_type: Annotated[str | None, Field(description="Only relationships whose other entity has this type (person, place, ...).")] = None,
-        entity_name: Annotated[str | None, Field(description="The entity to read the graph from. Required in Mnemo: the graph is read outward from a named entity.")] = None,
+        entity_type: Annotated[str | None, Field(description="Only relationships with an entity of this type (person, place, ...); with entity_name: the other entity's type.")] = None,
+        entity_name: Annotated[str | None, Field(min_length=1, description=f"The entity to read the graph from. Omitted: an overview of the user's graph, the facts of their {OVERVIEW_MEMORIES} newest memories and up to {OVERVIEW_RECORDED} recorded facts.")] = None,
         relationship_type: Annotated[str | None, Field(description="Only this relationship (predicate), e.g. works_at.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Maximum relationships, 1-200.")] = 50,
+        user_id: UserId = None,
     ) -> CallToolResult:
-        """The facts around one entity of the default user's graph (a user-bound key: its user's): the entity and its active relationships, each with its fact uuid."""
-        if not entity_name:
-            raise ValidationFailed("entity_name: is required; the graph is read outward from a named entity")
-        namespace = Namespace(tenant=caller().tenant, user_id=user(None))
+        """A user's knowledge graph. With entity_name: that entity and its active relationships. Without: an overview, bounded: the newest active relationships (at most limit) among the facts of the user's 20 newest memories and up to 200 of their recorded facts; the answer says so. Each relationship carries its fact uuid."""
+        namespace = graph_namespace(user_id)
+        if entity_name is None:
+            overview = services.connections.overview(caller(), namespace, entity_type=entity_type,
+                                                     predicate=relationship_type, limit=limit)
+            return views.overview(overview, user(user_id), limit)
         return views.graph(services.connections.neighbourhood(caller(), namespace, entity_name, entity_type=entity_type,
                                                               predicate=relationship_type, limit=limit))
 
@@ -289,9 +303,10 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         from_entity: Annotated[str, Field(min_length=1, description="The entity to start from.")],
         to_entity: Annotated[str | None, Field(description="Only the path to this entity.")] = None,
         max_depth: Annotated[int, Field(ge=1, le=MAX_DEPTH, description=f"Hops to follow, 1-{MAX_DEPTH}.")] = 2,
+        user_id: UserId = None,
     ) -> CallToolResult:
-        """Entities connected to from_entity within max_depth hops, each with the shortest path of facts (uuids included)."""
-        namespace = Namespace(tenant=caller().tenant, user_id=user(None))
+        """Entities connected to from_entity within max_depth hops in a user's knowledge graph, each with the shortest path of facts (uuids included)."""
+        namespace = graph_namespace(user_id)
         return views.connections(from_entity, services.connections.connections(caller(), namespace, from_entity, to_entity, max_depth))
 
     @server.tool(title="Import memories", read_only=False, destructive=False, idempotent=True)
@@ -319,6 +334,6 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
                                           skip_duplicates=skip_duplicates, chunk=batch_size)
         if isinstance(done, JobReceipt):
             return views.job_started(done, "the import")
-        return views.imported(done)
+        return views.imported(done, {"tenant": caller().tenant, "user_id": user(user_id)})
 
     return server

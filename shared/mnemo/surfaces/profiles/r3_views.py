@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
-from mnemo.services.connections import Connection, Neighbourhood
+from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Connection, Neighbourhood, Overview
 from mnemo.services.duplicates import DedupReport
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
@@ -84,6 +84,22 @@ def graph(n: Neighbourhood) -> CallToolResult:
     return result(as_json(data), data)
 
 
+def overview(o: Overview, user_id: str, limit: int) -> CallToolResult:
+    """get_knowledge_graph with no entity named: the relationships, headed by how far it looked."""
+    how = (f"Knowledge graph of user {user_id} (no entity named): the newest {len(o.facts)} active relationships, at most "
+           f"{limit}, among the facts of their {o.memories_read} newest memories and {o.recorded_read} recorded facts "
+           f"(at most {OVERVIEW_MEMORIES} memories and {OVERVIEW_RECORDED} recorded facts are read); name an entity (entity_name) to read its whole neighbourhood.")
+    data = {"entity": None, "user_id": user_id, "relationships": [fact(f) for f in o.facts],
+            "bounded_by": {"memories_read": o.memories_read, "recorded_facts_read": o.recorded_read, "limit": limit}}
+    return result(f"{how}\n{as_json(data)}", data)
+
+
+def queue_text(queue: dict[str, int]) -> str:
+    """The deployment-wide queue depths (admin keys) in words."""
+    return (f"Queue-wide, every tenant: {queue.get('queued', 0)} queued, {queue.get('in_flight', 0)} in flight, "
+            f"{queue.get('dead_letters', 0)} in the dead-letter queue")
+
+
 def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
     data = {"from": start, "connections": [
         {"entity": c.entity, "entity_id": c.entity_id, "depth": c.depth, "path": [fact(f) for f in c.facts]}
@@ -109,13 +125,14 @@ def deduplicated(report: DedupReport) -> CallToolResult:
     return result("\n".join(lines), report)
 
 
-def imported(report: ImportReport) -> CallToolResult:
+def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
+    """`scope`: the tenant and user written (each item's agent_id and group_id say the rest)."""
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
     if report.facts_imported:  # only an export's recorded facts bring any
         text += f"; recorded facts imported {len(report.facts_imported)}"
     details = [f"item {f.index}: skipped, {one_line(f.reason)}" for f in report.skipped]  # a reason quotes item fields
     details += [f"item {f.index}: failed, {one_line(f.reason)}" for f in report.failed]
-    return result("\n".join([text, *details]), report)
+    return result("\n".join([text, *details]), {**report.model_dump(mode="json"), "scope": scope})
 
 
 def job_started(receipt: JobReceipt, what: str) -> CallToolResult:

@@ -90,11 +90,15 @@ def build(services: Container) -> ProfileServer:
         agent_id: Annotated[str, Field(description="The agent storing this memory; keep it consistent across sessions.")] = "mcp-client",
         user_id: Annotated[str, Field(description="The user this memory belongs to: a stable, unique value per person.")] = "default",
         confidence: Annotated[float, Field(ge=0.0, le=1.0, description="Confidence in the information's accuracy, 0.0-1.0.")] = 1.0,
-        extract: Annotated[bool, Field(description="true: extract clean facts from the text; false: store it verbatim with no LLM call.")] = True,
+        extract: Annotated[bool, Field(description=(
+            "true: the text is stored exactly as given, and the extractor (Bedrock's LLM when configured; locally a rule-based "
+            "one, no LLM) reads it for entities, a category, an importance and subject-predicate-object facts, which are "
+            "stored beside it; false: no extractor call, the text is only indexed. The stored text is never rewritten."))] = True,
     ) -> Annotated[CallToolResult, views.Stored]:
         """Persist a fact, preference, or piece of context for a user. Call after learning something meaningful about the user, or when asked to remember something.
 
-        Returns the memory's ID with status queued; it is searchable at once by its words, and by meaning within seconds."""
+        Returns the memory's ID with status queued; it is searchable at once by its words, and by meaning within seconds.
+        The content is stored as given, never rewritten: extract=true adds the extracted facts beside it, it does not replace it."""
         need(Operation.CAPTURE)
         # The seed's default "default" stands for "no user given": a user-bound key's own user (Principal.user_for).
         command = CaptureCommand(raw=content, agent_id=agent_id, user_id=None if user_id == DEFAULT else user_id,

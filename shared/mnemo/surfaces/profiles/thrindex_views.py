@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mnemo.domain.models import Cursor, Memory, ScoredMemory, Status
 from mnemo.errors import ValidationFailed
-from mnemo.surfaces.views import one_line
+from mnemo.surfaces.views import SCOPE_WRITTEN, one_line, written_scope
 
 DEFAULT_IMPORTANCE = 0.5  # shown until enrichment sets the memory's importance
 LEVEL_STORED = 0  # a memory as stored; 1 is reserved for derived (consolidated) memories
@@ -39,6 +39,7 @@ class Stored(BaseModel):
     status: str = Field(description="queued: saved; extraction, embedding and indexing run in the background.")
     agent_id: str
     user_id: str
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 class Hit(BaseModel):
@@ -93,11 +94,13 @@ class Deleted(BaseModel):
     id: str
     status: str
     message: str
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
 def stored(memory: Memory) -> tuple[str, Stored]:
     text = f"Memory queued for processing.\nID: {memory.id}\nStatus: queued\n{QUEUED_TEXT}"
-    return text, Stored(id=memory.id, status="queued", agent_id=memory.agent_id or "", user_id=memory.user_id)
+    return text, Stored(id=memory.id, status="queued", agent_id=memory.agent_id or "", user_id=memory.user_id,
+                        scope=written_scope(memory.namespace))
 
 
 def found(hits: list[ScoredMemory], latency_ms: int, scope: dict[str, str]) -> tuple[str, Found]:
@@ -155,7 +158,7 @@ def record(memory: Memory) -> tuple[str, Record]:
 
 def deleted(memory: Memory) -> tuple[str, Deleted]:
     text = f"Memory {memory.id} has been deleted (soft delete — status set to deprecated)."
-    return text, Deleted(id=memory.id, status=STATUS_WORDS[memory.status], message=text)
+    return text, Deleted(id=memory.id, status=STATUS_WORDS[memory.status], message=text, scope=written_scope(memory.namespace))
 
 
 # -- the list cursor ---------------------------------------------------------------------------

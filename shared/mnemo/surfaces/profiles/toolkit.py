@@ -3,10 +3,13 @@
 A profile builds a `ProfileServer` and registers its tools with `@server.tool(...)`, declaring the
 three behaviour hints every client reads. The server then, for every call:
 - rejects arguments the tool does not declare, naming them (MCP is as strict as REST);
-- validates the arguments against the tool's signature (the seed's names, defaults and ranges) and
-  reports failures as `field: what is wrong`, never pydantic's dump;
+- validates the arguments against the tool's signature (the seed's names, defaults and ranges),
+  strictly: JSON types as declared, so `"5"` is not an integer and `"yes"` not a boolean (as REST's
+  bodies are), and reports failures as `field: what is wrong`, never pydantic's dump;
 - guards the tool body: a domain error or a command's validation error becomes an `isError`
   result worded by the profile's `Wording`; anything else stays a crash the SDK logs and hides.
+  A profile whose seed promises REST's error envelope (`error_envelope=True`) also sends it as the
+  structured content of every failure: `{"error": {"code", "message"}}`, beside the text.
 The messages themselves come from the one error writer, `mnemo.surfaces.errors.problem`.
 """
 
@@ -21,6 +24,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
@@ -41,7 +45,12 @@ def caller() -> Principal:
 
 
 class ProfileError(ToolError):
-    """A failed call, already in the profile's words: sent as the `isError` text, verbatim."""
+    """A failed call, already in the profile's words: sent as the `isError` text, verbatim; `code` is
+    the error's code (REST's: `not_found`, `validation_error`, ...)."""
+
+    def __init__(self, text: str, code: str) -> None:
+        super().__init__(text)
+        self.code = code
 
 
 class _Arguments(dict[str, Any]):
@@ -83,16 +92,31 @@ class Wording:
         )
 
 
-def _error_result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+class _VerbatimArguments(FuncMetadata):
+    """The SDK's argument handling minus its JSON pre-parse: arguments arrive as JSON already, so a
+    string stays a string. (The SDK parses a string given to any argument not typed plain `str` as
+    JSON: r3's `content: '{"theme": "dark"}'` became an object and failed with pydantic's dump, and
+    a `reason: "null"` became None.)"""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return dict(data)
+
+
+def _error_result(text: str, code: str, envelope: bool) -> CallToolResult:
+    structured = None
+    if envelope:  # the message is the text without the code it may open with ("not_found: edge ... not found")
+        structured = {"error": {"code": code, "message": text.removeprefix(f"{code}: ")}}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
 
 
 class ProfileServer(MCPServer):
     """An MCPServer whose tools are declared with their hints and whose failures speak the profile's words."""
 
-    def __init__(self, *, name: str, title: str, instructions: str, wording: Wording | None = None) -> None:
+    def __init__(self, *, name: str, title: str, instructions: str, wording: Wording | None = None,
+                 error_envelope: bool = False) -> None:
         super().__init__(name=name, title=title, instructions=instructions)
         self.wording = wording or Wording()
+        self.error_envelope = error_envelope
 
     def tool(  # type: ignore[override]  # MCPServer.tool takes optional hints; a profile must declare them
         self, *, title: str, read_only: bool, destructive: bool, idempotent: bool
@@ -109,6 +133,8 @@ class ProfileServer(MCPServer):
             registered = self._tool_manager.get_tool(fn.__name__)
             assert registered is not None
             registered.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+            metadata = registered.fn_metadata
+            registered.fn_metadata = _VerbatimArguments(**{name: getattr(metadata, name) for name in FuncMetadata.model_fields})
             return fn
 
         return register
@@ -121,7 +147,7 @@ class ProfileServer(MCPServer):
             try:
                 return fn(**arguments)
             except (MnemoError, ValidationError) as exc:
-                raise ProfileError(wording.failure(exc, arguments)) from exc
+                raise ProfileError(wording.failure(exc, arguments), problem(exc).code) from exc
 
         return run  # type: ignore[return-value]
 
@@ -133,16 +159,16 @@ class ProfileServer(MCPServer):
         unknown = sorted(set(arguments) - set(accepted))
         if unknown:
             logger.info("tool %r: unknown arguments %r", name, unknown)
-            return _error_result(self.wording.unknown(name, unknown, accepted))
-        try:
-            tool.fn_metadata.validate_arguments(arguments)
+            return _error_result(self.wording.unknown(name, unknown, accepted), "validation_error", self.error_envelope)
+        try:  # strict, and before the SDK's own lax pass (which reads "5" as 5 and "yes" as true)
+            tool.fn_metadata.arg_model.model_validate(arguments, strict=True)
         except ValidationError as exc:
             logger.info("tool %r rejected arguments: %r", name, sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
-            return _error_result(self.wording.failure(exc, arguments))
+            return _error_result(self.wording.failure(exc, arguments), "validation_error", self.error_envelope)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ProfileError):
                 logger.info("tool %r failed: %s", name, type(exc.__cause__.__cause__).__name__)
-                return _error_result(str(exc.__cause__))
+                return _error_result(str(exc.__cause__), exc.__cause__.code, self.error_envelope)
             raise
