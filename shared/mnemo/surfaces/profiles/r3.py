@@ -177,11 +177,15 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         metadata: Annotated[dict[str, Any] | None, Field(description="New metadata, replacing the old; content is kept when omitted.")] = None,
         user_id: UserId = None,
     ) -> CallToolResult:
-        """Change a memory's content and/or metadata (at least one). The version goes up and the change is kept in its history; the answer is the updated memory as JSON."""
+        """Change a memory's content and/or metadata (at least one). The version goes up and the change is kept in its history; the answer is the updated memory as JSON (a key without memory:read: only its id, version and what this call changed)."""
         if content is None and metadata is None:
             raise ValidationFailed("content and metadata: give at least one of them")
-        owned(memory_id, user_id)
-        data = views.memory(services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata)))
+        owner = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
+        try:  # memory:write alone (the table): the service finds the memory, no read and no retrieval charged
+            updated = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata), owner=owner)
+        except NotFoundError as exc:
+            raise NotFoundError(f"Memory not found: {memory_id}") from exc
+        data = views.memory(updated) if caller().allows(Permission.READ) else views.changed(updated, content, metadata)
         return views.result(views.as_json(data), data)
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
@@ -219,8 +223,10 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
     def delete_memory(memory_id: MemoryId) -> CallToolResult:
         """Delete a memory: soft (archived; out of search and listings at once; reopen it to undo). Answers "Deleted"."""
-        owned(memory_id, None)
-        memory = services.memories.archive(caller(), memory_id)
+        try:  # memory:delete alone (the table): no read of the memory first
+            memory = services.memories.archive(caller(), memory_id)
+        except NotFoundError as exc:
+            raise NotFoundError(f"Memory not found: {memory_id}") from exc
         return views.result("Deleted", {"id": memory.id, "status": memory.status.value})
 
     @server.tool(title="Find duplicate memories", read_only=False, destructive=True, idempotent=True)

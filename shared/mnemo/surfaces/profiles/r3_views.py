@@ -41,6 +41,12 @@ def memory(m: Memory) -> dict[str, Any]:
     }
 
 
+def changed(m: Memory, content: str | None, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """An update's answer to a key that may write but not read: what it just wrote, never the rest
+    (the content a metadata-only change kept is a read)."""
+    return {"id": m.id, "version": m.version, **({"content": m.raw} if content is not None else {}), **({"metadata": m.metadata} if metadata is not None else {})}
+
+
 def found(hits: list[ScoredMemory], user_id: str, cache: str) -> CallToolResult:
     """`cache`: hit (served from the hot set), miss (computed, now cached) or off (prefer_cache false)."""
     data = {"user_id": user_id, "cache": cache, "results": [{**memory(h.memory), "score": round(h.score, 3)} for h in hits]}

@@ -1,0 +1,72 @@
+"""Issue 27 "Permissions: one table, on every surface": each r3 operation needs exactly the one
+permission the table (services/permissions.py) gives it, with a single-permission key; the same call
+with a key lacking it is refused naming the scope and changes nothing; what a key may not read never
+shows in the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemo.domain.tenancy import Counter
+from tests.integration.conftest import auth, mcp_call
+
+R3 = "/mcp/r3"
+
+
+def keys(container, *scopes: str) -> dict[str, str]:  # noqa: ANN001
+    return {s: container.keys.create("local", f"only-{s}", [s]).secret for s in scopes}
+
+
+def text(result: dict[str, Any]) -> str:
+    return " ".join(c.get("text", "") for c in result["content"])
+
+
+def stored(http, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
+    return http.get(f"/v1/memories/{memory_id}", headers=auth()).json()
+
+
+def test_r3_update_and_delete_need_only_write_and_only_delete(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write", "memory:delete", "memory:read")
+    memory = http.post("/v1/memories", headers=auth(), json={"content": "The vault code is 4417", "metadata": {"a": 1}}).json()
+    # update with memory:write alone: applied; the answer shows what it changed (metadata), not the text it kept
+    done = mcp_call(http, "update_memory", {"memory_id": memory["id"], "metadata": {"a": 2}}, k["memory:write"], R3)
+    assert not done.get("isError"), text(done)
+    assert done["structuredContent"] == {"id": memory["id"], "version": 2, "metadata": {"a": 2}}
+    assert "4417" not in text(done)
+    assert stored(http, memory["id"])["metadata"] == {"a": 2}
+    # the same call with an admin key (it may read) answers the whole memory
+    full = mcp_call(http, "update_memory", {"memory_id": memory["id"], "metadata": {"a": 3}}, path=R3)
+    assert full["structuredContent"]["content"] == "The vault code is 4417"
+    # read-only and delete-only keys cannot update: refused naming memory:write, nothing written
+    for scope in ("memory:read", "memory:delete"):
+        refused = mcp_call(http, "update_memory", {"memory_id": memory["id"], "metadata": {"a": 9}}, k[scope], R3)
+        assert refused.get("isError") and "'memory:write' scope" in text(refused), text(refused)
+    assert stored(http, memory["id"])["version"] == 3
+    # an unknown id, to the write-only key: r3's not-found
+    missing = mcp_call(http, "update_memory", {"memory_id": "nope", "content": "x"}, k["memory:write"], R3)
+    assert missing.get("isError") and text(missing) == "Memory not found: nope"
+    # a user_id that is not the memory's: not found (its existence is not told), nothing written
+    other = mcp_call(http, "update_memory", {"memory_id": memory["id"], "content": "x", "user_id": "bob"}, k["memory:write"], R3)
+    assert text(other) == f"Memory not found: {memory['id']}" and stored(http, memory["id"])["version"] == 3
+    # delete with memory:delete alone: archived; read and write keys refused naming memory:delete
+    for scope in ("memory:read", "memory:write"):
+        refused = mcp_call(http, "delete_memory", {"memory_id": memory["id"]}, k[scope], R3)
+        assert refused.get("isError") and "'memory:delete' scope" in text(refused), text(refused)
+    assert stored(http, memory["id"])["status"] == "open"
+    deleted = mcp_call(http, "delete_memory", {"memory_id": memory["id"]}, k["memory:delete"], R3)
+    assert text(deleted) == "Deleted" and stored(http, memory["id"])["status"] == "archived"
+    gone = mcp_call(http, "delete_memory", {"memory_id": "nope"}, k["memory:delete"], R3)
+    assert gone.get("isError") and text(gone) == "Memory not found: nope"
+
+
+def test_a_refused_r3_update_at_the_write_cap_charges_no_retrieval(http, container) -> None:  # noqa: ANN001
+    memory = http.post("/v1/memories", headers=auth(), json={"content": "Lunch is at noon"}).json()
+    used = container.meter.usage("local").used
+    container.meter.configure("local", {Counter.WRITES: used[Counter.WRITES]}, None)  # at the cap
+    refused = mcp_call(http, "update_memory", {"memory_id": memory["id"], "content": "Lunch is at one"}, path=R3)
+    assert refused.get("isError") and text(refused).startswith("quota_exceeded"), text(refused)
+    assert container.meter.usage("local").used == used  # nothing counted: no write, no retrieval
+    container.meter.configure("local", {Counter.WRITES: None}, None)  # control: under the cap it applies, one write
+    assert not mcp_call(http, "update_memory", {"memory_id": memory["id"], "content": "Lunch is at one"}, path=R3).get("isError")
+    after = container.meter.usage("local").used
+    assert (after[Counter.WRITES], after[Counter.RETRIEVALS]) == (used[Counter.WRITES] + 1, used[Counter.RETRIEVALS])
