@@ -70,3 +70,33 @@ def test_a_refused_r3_update_at_the_write_cap_charges_no_retrieval(http, contain
     assert not mcp_call(http, "update_memory", {"memory_id": memory["id"], "content": "Lunch is at one"}, path=R3).get("isError")
     after = container.meter.usage("local").used
     assert (after[Counter.WRITES], after[Counter.RETRIEVALS]) == (used[Counter.WRITES] + 1, used[Counter.RETRIEVALS])
+
+
+def test_r3_sync_status_needs_memory_read_as_the_status_route(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write", "memory:delete", "memory:read")
+    for scope in ("memory:write", "memory:delete"):
+        refused = mcp_call(http, "sync_status", {}, k[scope], R3)
+        assert refused.get("isError") and "'memory:read' scope" in text(refused), text(refused)
+        assert http.get("/v1/status", headers=auth(k[scope])).status_code == 403  # the same key, the same answer
+    allowed = mcp_call(http, "sync_status", {}, k["memory:read"], R3)
+    assert not allowed.get("isError") and allowed["structuredContent"].get("queue") is None  # queue depths: admin only
+    assert http.get("/v1/status", headers=auth(k["memory:read"])).status_code == 200
+
+
+def test_r3_extract_entities_needs_memory_write_and_counts_one_write(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write", "memory:delete", "memory:read")
+    calls: list[str] = []
+    real = container.extractor.extract
+    container.extractor.extract = lambda t, **kw: (calls.append(t), real(t, **kw))[1]  # type: ignore[method-assign]
+    said = {"text": "Ada works at Cyberdyne."}
+    before = container.meter.usage("local").used[Counter.WRITES]
+    for scope in ("memory:read", "memory:delete"):
+        refused = mcp_call(http, "extract_entities", said, k[scope], R3)
+        assert refused.get("isError") and "'memory:write' scope" in text(refused), text(refused)
+    assert calls == [] and container.meter.usage("local").used[Counter.WRITES] == before
+    done = mcp_call(http, "extract_entities", said, k["memory:write"], R3)
+    assert not done.get("isError") and "Cyberdyne" in text(done)
+    assert calls == ["Ada works at Cyberdyne."] and container.meter.usage("local").used[Counter.WRITES] == before + 1
+    container.meter.configure("local", {Counter.WRITES: before + 1}, None)  # at the cap: refused in r3's words
+    capped = mcp_call(http, "extract_entities", said, k["memory:write"], R3)
+    assert text(capped) == "quota_exceeded: monthly write limit reached" and len(calls) == 1

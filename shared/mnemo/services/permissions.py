@@ -40,6 +40,7 @@ class Operation(StrEnum):
     FIND_DUPLICATES = "find duplicate memories"
     EXPORT = "export a user's memories"
     READ_CACHE = "read or evict the r3 cache"
+    EXTRACT = "extract entities from a text"
     MANAGE_KEYS = "create, list or revoke the tenant's API keys"
 
 
@@ -66,6 +67,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.FIND_DUPLICATES: Permission.READ,
     Operation.EXPORT: Permission.READ,
     Operation.READ_CACHE: Permission.READ,
+    Operation.EXTRACT: Permission.WRITE,
     Operation.MANAGE_KEYS: Permission.ADMIN,
 }
 

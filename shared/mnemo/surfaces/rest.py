@@ -14,7 +14,7 @@ from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService
-from mnemo.services.permissions import REQUIRED, Operation, authorize
+from mnemo.services.permissions import REQUIRED, Operation
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.openapi import ERROR_RESPONSES
@@ -223,7 +223,6 @@ def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> 
 def enrichment_status(
     caller: Caller, response: Response, status: Annotated[StatusService, Depends(status_service)]
 ) -> dict[str, Any]:
-    authorize(caller, Operation.STATUS)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
-    return status.for_tenant(caller.tenant).model_dump(exclude_none=True)
+    return status.read(caller).model_dump(exclude_none=True)

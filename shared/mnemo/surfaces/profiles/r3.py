@@ -252,8 +252,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     @server.tool(title="Sync status", read_only=True, destructive=False, idempotent=True)
     def sync_status() -> CallToolResult:
         """Background enrichment of your memories, from the store: pending and failed counts (failed ones sit in the dead-letter queue); admin keys also see the queue-wide depths."""
-        principal = caller()
-        status = services.status.for_tenant(principal.tenant, operator=principal.allows(Permission.ADMIN))
+        status = services.status.read(caller(), queue=True)  # memory:read, as GET /v1/status
         text = ("All operations complete" if not status.pending and not status.failed
                 else f"Pending: {status.pending}; failed (in the dead-letter queue): {status.failed}")
         if status.queue is not None:
@@ -270,9 +269,8 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Extract entities", read_only=True, destructive=False, idempotent=True)
     def extract_entities(text: Annotated[str, Field(min_length=1, max_length=8192, description="The text to analyse.")]) -> CallToolResult:
-        """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing."""
-        caller()
-        found = services.extractor.extract(text)
+        """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing; needs memory:write and counts one write (the extractor is the model a capture's enrichment calls)."""
+        found = services.extraction.extract(caller(), text)  # memory:write, one writes unit (the table)
         data = {"entities": [e.model_dump() for e in found.entities], "relationships": [f.model_dump() for f in found.facts]}
         return views.result(views.as_json(data), data)
 
