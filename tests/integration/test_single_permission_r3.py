@@ -100,3 +100,46 @@ def test_r3_extract_entities_needs_memory_write_and_counts_one_write(http, conta
     container.meter.configure("local", {Counter.WRITES: before + 1}, None)  # at the cap: refused in r3's words
     capped = mcp_call(http, "extract_entities", said, k["memory:write"], R3)
     assert text(capped) == "quota_exceeded: monthly write limit reached" and len(calls) == 1
+
+
+def test_writes_without_memory_read_save_without_the_content_check_and_say_so(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write")
+    writer = k["memory:write"]
+    said = "Our office moved to Lisbon"
+    first = http.post("/v1/memories", headers=auth(), json={"content": said}).json()
+    # control: a key that may read gets the check (the stored memory is found, nothing saved)
+    again = mcp_call(http, "add_memory", {"content": said}, path=R3)
+    assert text(again) == f"Already saved (id: {first['id']})"
+    # write-only: saved as given, the answer says the check was skipped (it never names the stored memory)
+    saved = mcp_call(http, "add_memory", {"content": said}, writer, R3)
+    assert not saved.get("isError") and text(saved).startswith("Saved (id: ") and "duplicate check skipped" in text(saved)
+    assert saved["structuredContent"]["id"] != first["id"] and "memory:read" in saved["structuredContent"]["duplicate_check"]
+    # asking it explicitly for the comparison is refused, naming the argument and the scope; nothing saved
+    count = len(http.get("/v1/memories?limit=100", headers=auth()).json()["results"])
+    refused = mcp_call(http, "add_memory", {"content": said, "skip_duplicate_check": False}, writer, R3)
+    assert refused.get("isError") and text(refused).startswith("skip_duplicate_check: ") and "'memory:read' scope" in text(refused)
+    assert len(http.get("/v1/memories?limit=100", headers=auth()).json()["results"]) == count
+    # skip_duplicate_check true from the write-only key: saved, no note (nothing was skipped for lack of scope)
+    plain = mcp_call(http, "add_memory", {"content": said, "skip_duplicate_check": True}, writer, R3)
+    assert not plain.get("isError") and "duplicate_check" not in plain["structuredContent"]
+
+    items = [{"content": said}, {"content": "Badge office opens at 8", "id": "src-1"}]
+    assert mcp_call(http, "import_memories", {"source": "json", "data": items[1:]}, path=R3)["structuredContent"]["imported"]
+    # r3 import_memories and POST /v1/import, write-only, defaults: the repeat of stored text is imported,
+    # the item whose source id was imported is still skipped, and the answer says the check was skipped
+    r3 = mcp_call(http, "import_memories", {"source": "json", "data": items}, writer, R3)
+    assert len(r3["structuredContent"]["imported"]) == 1 and len(r3["structuredContent"]["skipped"]) == 1, text(r3)
+    assert "duplicate check skipped" in text(r3)
+    rest = http.post("/v1/import", headers=auth(writer), json={"data": [{"content": said}]})
+    assert rest.status_code == 200 and len(rest.json()["imported"]) == 1 and "memory:read" in rest.json()["duplicate_check"]
+    # control: the admin key's import compares content and skips the repeat
+    admin = http.post("/v1/import", headers=auth(), json={"data": [{"content": said}]}).json()
+    assert admin["imported"] == [] and admin["skipped"][0]["reason"].startswith("duplicate of ") and admin["duplicate_check"] is None
+    # explicit skip_duplicates true from the write-only key: refused naming the argument, on both surfaces
+    r3_refused = mcp_call(http, "import_memories", {"source": "json", "data": items, "skip_duplicates": True}, writer, R3)
+    assert r3_refused.get("isError") and text(r3_refused).startswith("skip_duplicates: ") and "'memory:read'" in text(r3_refused)
+    rest_refused = http.post("/v1/import", headers=auth(writer), json={"data": [{"content": said}], "skip_duplicates": True})
+    assert rest_refused.status_code == 403 and rest_refused.json()["error"]["message"].startswith("skip_duplicates: ")
+    # a job (more than 200 items) started by the write-only key says it too
+    job = http.post("/v1/import", headers=auth(writer), json={"data": [{"content": f"note {i}"} for i in range(201)]})
+    assert job.status_code == 202 and "memory:read" in job.json()["duplicate_check"]

@@ -28,7 +28,7 @@ from mnemo.errors import ConflictError, MnemoError, NotFoundError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
 from mnemo.services.metering import Meter
-from mnemo.services.permissions import Operation, authorize
+from mnemo.services.permissions import Operation, authorize, content_check
 
 # Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
 # wrongly skipped capture loses what the caller said, a missed duplicate only costs a dedup run.
@@ -57,6 +57,11 @@ class Skipped(BaseModel):
     reason: str
 
 
+class CaptureCheck(BaseModel):
+    duplicate: Duplicate | None = None  # the stored memory the text repeats: nothing is saved
+    skipped: str | None = None  # why no comparison ran (a key without memory:read), for the answer
+
+
 class DedupReport(BaseModel):
     user_id: str
     threshold: float
@@ -76,6 +81,14 @@ class DuplicateService:
         self._memories = memories
         self._index = index
         self._embedder = embedder
+
+    def before_capture(self, principal: Principal, user_id: str | None, text: str, *, asked: bool | None,
+                       argument: str) -> CaptureCheck:
+        """The check before a capture (r3 add_memory): `find`, when the caller asks for it or by default
+        when the key may read (`permissions.content_check`: a key without memory:read saves as given and
+        is told so; asking it explicitly to compare is refused naming `argument`)."""
+        compare, skipped = content_check(principal, asked, argument)
+        return CaptureCheck(duplicate=self.find(principal, user_id, text) if compare else None, skipped=skipped)
 
     def find(self, principal: Principal, user_id: str | None, text: str, threshold: float = CAPTURE_THRESHOLD, *,
              room_checked: bool = False) -> Duplicate | None:

@@ -47,7 +47,7 @@ from mnemo.services.connections import MAX_DEPTH
 from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
-from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
+from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -124,7 +124,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         metadata: Annotated[dict[str, Any] | None, Field(description="Free-form metadata stored with the memory.")] = None,
         priority: Annotated[Literal["high", "medium", "low"] | None, Field(description="high, medium or low; stored in metadata.priority.")] = None,
         async_: Annotated[bool, Field(alias="async", description=f"true: answer at once, enrichment runs in the background; false: wait for it up to {WAIT_SECONDS:.0f} s.")] = True,
-        skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory.")] = False,
+        skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory. A key without memory:read saves without the check (the answer says so); false from such a key is refused.")] = False,
     ) -> CallToolResult:
         """Save a memory for a user. Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
         if (content is None) == (messages is None):
@@ -134,19 +134,22 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             raise ValidationFailed("messages: no user or system message with content (assistant messages are dropped)")
         meta = {**(metadata or {}), **({"priority": priority} if priority else {})}
         command = CaptureCommand(raw=text, user_id=user(user_id), as_user=True, metadata=meta)
-        if caller().allows(Permission.WRITE) and not skip_duplicate_check:
-            existing = services.duplicates.find(caller(), user(user_id), command.raw)
-            if existing is not None:
-                return views.result(f"Already saved (id: {existing.memory.id})",
-                                    {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
+        asked = not skip_duplicate_check if given("skip_duplicate_check") else None  # None: the default
+        check = services.duplicates.before_capture(caller(), user(user_id), command.raw, asked=asked,
+                                                   argument="skip_duplicate_check")
+        if (existing := check.duplicate) is not None:
+            return views.result(f"Already saved (id: {existing.memory.id})",
+                                {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
         memory = services.memories.capture(caller(), command)
+        skipped = {"duplicate_check": check.skipped} if check.skipped else {}
+        said = f"Saved (id: {memory.id})" + (f"; duplicate check {check.skipped}" if check.skipped else "")
         if async_:
-            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued"})
+            return views.result(said, {"id": memory.id, "enrichment": "queued", **skipped})
         settled = wait_for_enrichment(services.store, memory)
         state = settled.enrichment.state.value
         note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
                 "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
-        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state})
+        return views.result(f"{said}{note}", {"id": memory.id, "enrichment": state, **skipped})
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
     def search_memory(
@@ -306,21 +309,22 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
         batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
-        skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content).")] = True,
+        skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content). A key without memory:read compares by source id only (the answer says so); true from such a key is refused.")] = True,
     ) -> CallToolResult:
         """Import memories: each item needs memory or content, optional metadata and id (its source id: a rerun skips items already imported). Up to 200 items: imported at once, answering imported/skipped/failed counts with reasons. More, and every mem0_api pull (all pages, no 1,000 cap): a background job, answered with its job id; GET /v1/jobs/{job_id} reports progress and the counts."""
+        asked = skip_duplicates if given("skip_duplicates") else None  # None: the default (permissions.content_check)
         if (api_key is not None) != (source == "mem0_api"):
             raise ValidationFailed("api_key: used with source mem0_api, and only there")
         if source == "mem0_api":
             if data is not None or file_path is not None:
                 raise ValidationFailed("source: mem0_api takes api_key (and neither data nor file_path)")
             return views.job_started(services.jobs.import_mem0(caller(), api_key or "", user_id=user(user_id),
-                                                               skip_duplicates=skip_duplicates), "the mem0 import")
+                                                               skip_duplicates=asked), "the mem0 import")
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
         payload = data if source == "json" else services.import_files.read(file_path or "")
         done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
-                                          skip_duplicates=skip_duplicates, chunk=batch_size)
+                                          skip_duplicates=asked, chunk=batch_size)
         if isinstance(done, JobReceipt):
             return views.job_started(done, "the import")
         return views.imported(done)

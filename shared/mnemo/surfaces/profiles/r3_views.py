@@ -119,6 +119,8 @@ def imported(report: ImportReport) -> CallToolResult:
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
     if report.facts_imported:  # only an export's recorded facts bring any
         text += f"; recorded facts imported {len(report.facts_imported)}"
+    if report.duplicate_check:
+        text += f"; duplicate check {report.duplicate_check}"
     details = [f"item {f.index}: skipped, {one_line(f.reason)}" for f in report.skipped]  # a reason quotes item fields
     details += [f"item {f.index}: failed, {one_line(f.reason)}" for f in report.failed]
     return result("\n".join([text, *details]), report)
@@ -127,4 +129,5 @@ def imported(report: ImportReport) -> CallToolResult:
 def job_started(receipt: JobReceipt, what: str) -> CallToolResult:
     return result(f"Started {what} as job {receipt.job_id} ({receipt.kind.value}, {receipt.status.value}). It runs in the "
                   f"background: check it with GET /v1/jobs/{receipt.job_id} (needs memory:read); it reports progress "
-                  "and the imported/skipped/failed or archived counts with the first reasons.", receipt)
+                  "and the imported/skipped/failed or archived counts with the first reasons."
+                  + (f" Duplicate check {receipt.duplicate_check}." if receipt.duplicate_check else ""), receipt)
