@@ -25,11 +25,11 @@ class BeforeArchive:
     def __init__(self, memories: Any, before: Callable[[str], None]) -> None:
         self._memories, self._before, self._seen = memories, before, set[str]()
 
-    def edit(self, principal: Any, memory_id: str, command: EditCommand, **options: Any) -> Any:
+    def archive(self, principal: Any, memory_id: str, **options: Any) -> Any:  # dedup archives (memory:delete), never edits
         if memory_id not in self._seen:
             self._seen.add(memory_id)
             self._before(memory_id)
-        return self._memories.edit(principal, memory_id, command, **options)
+        return self._memories.archive(principal, memory_id, **options)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._memories, name)

@@ -143,3 +143,26 @@ def test_writes_without_memory_read_save_without_the_content_check_and_say_so(ht
     # a job (more than 200 items) started by the write-only key says it too
     job = http.post("/v1/import", headers=auth(writer), json={"data": [{"content": f"note {i}"} for i in range(201)]})
     assert job.status_code == 202 and "memory:read" in job.json()["duplicate_check"]
+
+
+def test_applying_deduplication_needs_only_memory_delete_and_shows_no_text_without_read(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write", "memory:delete", "memory:read")
+    ids = [http.post("/v1/memories", headers=auth(), json={"content": t, "user_id": "dd"}).json()["id"]
+           for t in ("The gate code is 7731", "The gate code is 7731", "Parking is behind the bakery")]
+    for scope in ("memory:read", "memory:write"):
+        refused = mcp_call(http, "deduplicate_memories", {"user_id": "dd", "dry_run": False}, k[scope], R3)
+        assert refused.get("isError") and "'memory:delete' scope" in text(refused), text(refused)
+    assert stored(http, ids[1])["status"] == "open"
+    done = mcp_call(http, "deduplicate_memories", {"user_id": "dd", "dry_run": False}, k["memory:delete"], R3)
+    assert not done.get("isError"), text(done)
+    report = done["structuredContent"]
+    assert report["archived"] == [ids[1]] and report["texts"] is False
+    assert report["groups"] == [{"keep": {"id": ids[0]}, "reason": report["groups"][0]["reason"],
+                                 "repeats": [{"memory": {"id": ids[1]}, "kind": "exact", "similarity": 1.0}]}]
+    assert "7731" not in text(done) and f"Keep {ids[0]}" in text(done) and f"  - {ids[1]} [exact 1.000]" in text(done)
+    archived = stored(http, ids[1])
+    assert archived["status"] == "archived" and archived["metadata"]["duplicate_of"] == ids[0]
+    # control: a key that may read sees the texts (a dry run over another pair)
+    http.post("/v1/memories", headers=auth(), json={"content": "Parking is behind the bakery", "user_id": "dd"})
+    preview = mcp_call(http, "deduplicate_memories", {"user_id": "dd"}, k["memory:read"], R3)
+    assert "bakery" in text(preview) and preview["structuredContent"]["texts"] is True

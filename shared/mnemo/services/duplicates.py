@@ -21,9 +21,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mnemo.domain.commands import EditCommand, RetrieveCommand
+from mnemo.domain.commands import RetrieveCommand
 from mnemo.domain.duplicates import difference
-from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
+from mnemo.domain.models import Cursor, Memory, Permission, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
@@ -40,14 +40,20 @@ JOB_NEIGHBOURS = 10  # nearest indexed memories a whole-user deduplication job c
 LIVE = [Status.OPEN, Status.COMPLETED]
 
 
+class Withheld(BaseModel):
+    """A memory a report names to a key without memory:read: its id, never its text or metadata."""
+
+    id: str
+
+
 class Duplicate(BaseModel):
-    memory: Memory
+    memory: Memory | Withheld
     kind: Literal["exact", "semantic"]
     similarity: float = Field(ge=0.0, le=1.0)
 
 
 class DuplicateGroup(BaseModel):
-    keep: Memory
+    keep: Memory | Withheld
     reason: str
     repeats: list[Duplicate]
 
@@ -71,6 +77,13 @@ class DedupReport(BaseModel):
     archived: list[str]
     dry_run: bool
     skipped: list[Skipped] = Field(default_factory=list)  # repeats not archived after all, each with why
+    texts: bool = True  # False: the key may not read, so each memory is named by id only (Withheld)
+
+    def withheld(self) -> DedupReport:
+        """This report for a key without memory:read: ids, kinds, similarities and counts, no text."""
+        groups = [DuplicateGroup(keep=Withheld(id=g.keep.id), reason=g.reason, repeats=[
+            d.model_copy(update={"memory": Withheld(id=d.memory.id)}) for d in g.repeats]) for g in self.groups]
+        return self.model_copy(update={"groups": groups, "texts": False})
 
 
 class DuplicateService:
@@ -120,16 +133,19 @@ class DuplicateService:
 
     def deduplicate(self, principal: Principal, user_id: str | None, threshold: float, *, dry_run: bool) -> DedupReport:
         """Group the user's live memories: each group keeps its earliest captured memory (the
-        original; the others repeat it). With `dry_run=False` the repeats are archived."""
-        authorize(principal, Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE)
+        original; the others repeat it). With `dry_run=False` the repeats are archived: that needs
+        `memory:delete` only, and a key without `memory:read` gets the report without texts."""
+        operation = Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE
+        authorize(principal, operation)
         user_id = principal.user_for(user_id)
-        page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id))
+        page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id),
+                                     operation=operation)
         memories = list(page.items)
         while page.next_cursor is not None and len(memories) < SCAN_LIMIT:
             cursor = page.next_cursor
             page = self._memories.browse(principal, RetrieveCommand(
                 top_k=100, author="all", statuses=LIVE, user_id=user_id,
-                cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id))
+                cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id), operation=operation)
             memories.extend(page.items)
         more = page.next_cursor is not None or len(memories) > SCAN_LIMIT
         memories = sorted(memories[:SCAN_LIMIT], key=_age)
@@ -139,13 +155,15 @@ class DuplicateService:
         if not dry_run:
             for group in groups:
                 for repeat in group.repeats:
+                    assert isinstance(repeat.memory, Memory) and isinstance(group.keep, Memory)  # _group's: whole memories
                     reason = self._archive(principal, repeat.memory, group.keep)
                     if reason is None:
                         archived.append(repeat.memory.id)
                     else:
                         skipped.append(Skipped(id=repeat.memory.id, reason=reason))
-        return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
-                           archived=archived, dry_run=dry_run, skipped=skipped)
+        report = DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
+                             archived=archived, dry_run=dry_run, skipped=skipped)
+        return report if principal.allows(Permission.READ) else report.withheld()
 
     def _archive(self, principal: Principal, snapshot: Memory, keep: Memory) -> str | None:
         """Archive `snapshot` as `duplicate_of` `keep`, conditional on the version compared: None when
@@ -157,9 +175,9 @@ class DuplicateService:
             kept = self._store.get(principal.tenant, keep.id)
             if kept is None or kept.status not in LIVE or kept.content_hash != keep.content_hash:
                 return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
-            command = EditCommand(status=Status.ARCHIVED, metadata={**memory.metadata, "duplicate_of": keep.id})
-            try:
-                self._memories.edit(principal, memory.id, command, expected_version=memory.version)
+            try:  # an archive (memory:delete), never an edit: applying a deduplication needs nothing else
+                self._memories.archive(principal, memory.id, expected_version=memory.version,
+                                       metadata={**memory.metadata, "duplicate_of": keep.id}, detail=f"duplicate of {keep.id}")
                 return None
             except NotFoundError:
                 return "erased since it was read"
@@ -172,21 +190,23 @@ class DuplicateService:
                 if fresh.content_hash != snapshot.content_hash:
                     return "its text changed since the comparison; run deduplication again"
                 memory = fresh
-            except MnemoError as exc:  # e.g. the write limit reached mid-run: what was done stays reported
+            except MnemoError as exc:  # a refusal mid-run: what was done stays reported
                 return exc.message
         return "changed again while being archived; run deduplication again"
 
     def live_ids(self, principal: Principal, user_id: str | None, limit: int | None = None) -> list[str]:
         """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
-        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one)."""
-        authorize(principal, Operation.FIND_DUPLICATES)
+        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one).
+        Only applying a deduplication plans it, so it needs what applying needs (`memory:delete`)."""
+        authorize(principal, Operation.ARCHIVE)
         user_id = principal.user_for(user_id)
         memories: list[Memory] = []
         cursor: Cursor | None = None
         while limit is None or len(memories) <= limit:
             page = self._memories.browse(principal, RetrieveCommand(
                 top_k=100, author="all", statuses=LIVE, user_id=user_id,
-                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
+                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None),
+                operation=Operation.ARCHIVE)
             memories.extend(page.items)
             cursor = page.next_cursor
             if cursor is None:

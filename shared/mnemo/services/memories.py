@@ -216,8 +216,10 @@ class MemoryService:
             group_id=command.group_id,
         )
 
-    def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
-        authorize(principal, Operation.BROWSE)
+    def browse(self, principal: Principal, command: RetrieveCommand, *, operation: Operation = Operation.BROWSE) -> Page:
+        """A page of memories. `operation`: the one the page serves (applying a deduplication reads the
+        user's memories to archive repeats: `memory:delete`, the table's one permission for it)."""
+        authorize(principal, operation)
         self._meter.charge(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
@@ -385,16 +387,24 @@ class MemoryService:
                                detail=detail, request_key=key)
         return Revision(updated, applied, changed=True)
 
-    def archive(self, principal: Principal, memory_id: str) -> Memory:
+    def archive(self, principal: Principal, memory_id: str, *, expected_version: int | None = None,
+                metadata: dict[str, object] | None = None, detail: str = "delete") -> Memory:
+        """Archive (soft-delete): `memory:delete` only. `expected_version` and `metadata`: deduplication's
+        archive, computed from that version (a memory that moved on raises ConflictError, never
+        re-applied) and naming the kept memory in the metadata."""
         authorize(principal, Operation.ARCHIVE)
 
         def attempt() -> Memory:
             current = self._load(principal, memory_id)
+            if expected_version is not None and current.version != expected_version:
+                raise ConflictError(f"memory {memory_id} is at version {current.version}, not the {expected_version} "
+                                    "this change was computed from")
             if current.status == Status.ARCHIVED:
                 return current
-            return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail="delete")
+            return self._commit(principal, current, status=Status.ARCHIVED, action="archived", detail=detail,
+                                metadata=current.metadata if metadata is None else metadata)
 
-        return retry_on_conflict(attempt)
+        return attempt() if expected_version is not None else retry_on_conflict(attempt)
 
     def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, request_key: str | None = None,
                 **changes: object) -> Memory:

@@ -16,7 +16,7 @@ from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
 from mnemo.services.connections import Connection, Neighbourhood
-from mnemo.services.duplicates import DedupReport
+from mnemo.services.duplicates import DedupReport, Withheld
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
 from mnemo.surfaces.views import one_line
@@ -99,6 +99,10 @@ def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
     return result(as_json(data), data)
 
 
+def _text(m: Memory | Withheld) -> str:
+    return f": {one_line(m.raw)}" if isinstance(m, Memory) else ""  # Withheld: a key without memory:read
+
+
 def deduplicated(report: DedupReport) -> CallToolResult:
     repeats = sum(len(g.repeats) for g in report.groups)
     head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; "
@@ -107,8 +111,8 @@ def deduplicated(report: DedupReport) -> CallToolResult:
         head += " More memories remain beyond this scan: apply, then run again to continue."
     lines = [head]
     for group in report.groups:
-        lines.append(f"Keep {group.keep.id} ({group.reason}): {one_line(group.keep.raw)}")
-        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {one_line(d.memory.raw)}" for d in group.repeats]
+        lines.append(f"Keep {group.keep.id} ({group.reason}){_text(group.keep)}")
+        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]{_text(d.memory)}" for d in group.repeats]
     lines += [f"Skipped {s.id}: {one_line(s.reason)}" for s in report.skipped]
     if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
