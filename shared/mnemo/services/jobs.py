@@ -26,12 +26,12 @@ from mnemo.domain.erasure import ErasureReceipt, JobStatus
 from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
 from mnemo.domain.models import Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import ConflictError, DependencyError, MnemoError, UserErasedError, ValidationFailed
+from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError, UserErasedError, ValidationFailed
 from mnemo.ports import JobQueue, JobStore, Mem0Source
 from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService
 from mnemo.services.erasure_jobs import ErasureJobService
 from mnemo.services.imports import ImportReport, ImportService
-from mnemo.services.permissions import Operation, authorize, content_check
+from mnemo.services.permissions import REQUIRED, Operation, authorize, content_check
 from mnemo.services.user_fence import Admission, WriteFence
 
 logger = logging.getLogger(__name__)
@@ -119,12 +119,17 @@ class JobService:
         return self._start(self._new(principal, JobKind.DEDUPLICATE, user_id, threshold=threshold), [])
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
+        """Any job of the caller's tenant. An unknown id, and a job the key may not read (another user's,
+        to a user-bound key; an erasure job, to a key without admin), is 404 for every key (never an
+        existence oracle). An import or deduplication job the key may see needs `memory:read` (403
+        naming it: the key that started an import learns which scope reads its progress)."""
         job = self._jobs.get(principal.tenant, job_id)
-        # Another user's job, to a user-bound key, is answered as no job at all (never an existence oracle).
-        if job is None or not principal.sees(job.user_id):
+        if job is not None and principal.sees(job.user_id):
+            authorize(principal, Operation.READ_WORK_JOB)
+            return job.receipt()
+        if job is None and principal.allows(REQUIRED[Operation.READ_JOB]):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
-        authorize(principal, Operation.READ_WORK_JOB)
-        return job.receipt()
+        raise NotFoundError(f"job {job_id} not found")
 
     # -- the worker --------------------------------------------------------------------------
     def run(self, step: JobStep) -> None:
