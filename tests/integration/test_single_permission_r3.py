@@ -110,6 +110,9 @@ def test_writes_without_memory_read_save_without_the_content_check_and_say_so(ht
     # control: a key that may read gets the check (the stored memory is found, nothing saved)
     again = mcp_call(http, "add_memory", {"content": said}, path=R3)
     assert text(again) == f"Already saved (id: {first['id']})"
+    # a read-only key is refused as the capture refuses it, never told "Already saved" (the check runs for writers only)
+    reader = keys(container, "memory:read")["memory:read"]
+    assert "'memory:write' scope" in text(mcp_call(http, "add_memory", {"content": said}, reader, R3))
     # write-only: saved as given, the answer says the check was skipped (it never names the stored memory)
     saved = mcp_call(http, "add_memory", {"content": said}, writer, R3)
     assert not saved.get("isError") and text(saved).startswith("Saved (id: ") and "duplicate check skipped" in text(saved)

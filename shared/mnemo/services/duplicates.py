@@ -99,7 +99,9 @@ class DuplicateService:
                        argument: str) -> CaptureCheck:
         """The check before a capture (r3 add_memory): `find`, when the caller asks for it or by default
         when the key may read (`permissions.content_check`: a key without memory:read saves as given and
-        is told so; asking it explicitly to compare is refused naming `argument`)."""
+        is told so; asking it explicitly to compare is refused naming `argument`). The capture's own
+        permission first: a key that may not write is refused as the capture is, never told "already saved"."""
+        authorize(principal, Operation.CAPTURE)
         compare, skipped = content_check(principal, asked, argument)
         return CaptureCheck(duplicate=self.find(principal, user_id, text) if compare else None, skipped=skipped)
 
