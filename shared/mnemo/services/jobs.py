@@ -129,7 +129,7 @@ class JobService:
             return job.receipt()
         if job is None and principal.allows(REQUIRED[Operation.READ_JOB]):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
-        raise NotFoundError(f"job {job_id} not found")
+        raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
 
     # -- the worker --------------------------------------------------------------------------
     def run(self, step: JobStep) -> None:

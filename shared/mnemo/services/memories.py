@@ -70,7 +70,7 @@ def _within_limits(text: str) -> str:
     try:
         return check_text(text)
     except ValueError as exc:
-        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
+        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text", fields=("raw_text",)) from exc
 
 
 def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
@@ -191,7 +191,7 @@ class MemoryService:
         `owner`: the user the caller named (r3's user_id); another user's memory is not there either."""
         memory = self._store.get(principal.tenant, memory_id)
         if memory is None or not principal.sees(memory.user_id) or owner not in (None, memory.user_id):
-            raise NotFoundError(f"thought {memory_id} not found")
+            raise NotFoundError(f"memory {memory_id} not found", subject="memory", ident=memory_id)
         return memory
 
     def history(self, principal: Principal, memory_id: str) -> list[Activity]:

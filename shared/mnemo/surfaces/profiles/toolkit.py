@@ -83,8 +83,8 @@ class Wording:
             return problem(exc, texts=self.texts, noun="argument", names=self.names).message
         for kind in type(exc).__mro__:
             if kind in self.errors:
-                return self.errors[kind].format_map(_Arguments(arguments, message=exc.message))
-        return problem(exc).message
+                return self.errors[kind].format_map(_Arguments(arguments, message=exc.worded(self.names)))
+        return problem(exc, names=self.names).message
 
     def unknown(self, tool: str, names: list[str], accepted: list[str]) -> str:
         return self.unknown_arguments.format(
