@@ -169,3 +169,19 @@ def test_applying_deduplication_needs_only_memory_delete_and_shows_no_text_witho
     http.post("/v1/memories", headers=auth(), json={"content": "Parking is behind the bakery", "user_id": "dd"})
     preview = mcp_call(http, "deduplicate_memories", {"user_id": "dd"}, k["memory:read"], R3)
     assert "bakery" in text(preview) and preview["structuredContent"]["texts"] is True
+
+
+def test_rest_patch_and_delete_show_a_key_without_read_only_what_it_changed(http, container) -> None:  # noqa: ANN001
+    k = keys(container, "memory:write", "memory:delete")
+    memory = http.post("/v1/memories", headers=auth(), json={"content": "The safe combination is 2468", "metadata": {"a": 1}}).json()
+    patched = http.patch(f"/v1/memories/{memory['id']}", headers=auth(k["memory:write"]), json={"metadata": {"a": 2}})
+    assert patched.status_code == 200, patched.text
+    assert patched.json() == {"id": memory["id"], "version": 2, "metadata": {"a": 2}, "applied": ["replaced the metadata"]}
+    replaced = http.patch(f"/v1/memories/{memory['id']}", headers=auth(k["memory:write"]), json={"content": "The safe is empty"})
+    assert replaced.json()["content"] == "The safe is empty" and "metadata" not in replaced.json()  # what it wrote, only
+    deleted = http.delete(f"/v1/memories/{memory['id']}", headers=auth(k["memory:delete"]))
+    assert deleted.status_code == 200 and deleted.json() == {"id": memory["id"], "version": 4, "status": "archived", "applied": []}
+    # control: a key that may read gets the whole memory back from the same calls
+    full = http.patch(f"/v1/memories/{memory['id']}", headers=auth(), json={"metadata": {"a": 3}}).json()
+    assert full["content"] == "The safe is empty" and full["status"] == "archived"
+    assert http.delete(f"/v1/memories/{memory['id']}", headers=auth()).json()["content"] == "The safe is empty"
