@@ -2,16 +2,16 @@
 
 | tool | seed arguments (defaults) | service call |
 |---|---|---|
-| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.find, memories.capture |
+| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.before_capture (no check for a key without memory:read), memories.capture |
 | search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded), through search_cache when prefer_cache |
 | get_memory | memory_id, user_id | memories.get |
-| update_memory | memory_id, content, metadata, user_id | memories.edit (metadata-only keeps content; content re-embeds) |
+| update_memory | memory_id, content, metadata, user_id | memories.edit with owner (memory:write only; metadata-only keeps content; content re-embeds) |
 | get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself), through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
 | deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate; dry_run=false: jobs.deduplicate (a job above 300 live memories) |
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
-| sync_status | - | status.for_tenant |
-| extract_entities | text | the configured extractor; stores nothing |
+| sync_status | - | status.read (memory:read) |
+| extract_entities | text | extraction.extract (memory:write, one writes unit); stores nothing |
 | get_knowledge_graph | entity_type, entity_name, relationship_type, limit | connections.neighbourhood |
 | find_connections | from_entity, to_entity, max_depth=2 | connections.connections |
 | import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | jobs.import_items (a job above 200 items), jobs.import_mem0 (always a job) |
