@@ -185,3 +185,14 @@ def test_rest_patch_and_delete_show_a_key_without_read_only_what_it_changed(http
     full = http.patch(f"/v1/memories/{memory['id']}", headers=auth(), json={"metadata": {"a": 3}}).json()
     assert full["content"] == "The safe is empty" and full["status"] == "archived"
     assert http.delete(f"/v1/memories/{memory['id']}", headers=auth()).json()["content"] == "The safe is empty"
+
+
+def test_mcp_edit_thought_shows_a_key_without_read_only_what_it_changed(http, container) -> None:  # noqa: ANN001
+    writer = keys(container, "memory:write")["memory:write"]
+    memory = http.post("/v1/memories", headers=auth(), json={"content": "The alarm code is 9135"}).json()
+    done = mcp_call(http, "edit_thought", {"thought_id": memory["id"], "edit_request": "mark complete"}, writer)
+    assert not done.get("isError"), text(done)
+    assert done["structuredContent"]["thought"] is None and "9135" not in str(done)
+    assert done["structuredContent"]["changed"] == {"id": memory["id"], "version": 2, "status": "completed", "raw_text": None}
+    control = mcp_call(http, "edit_thought", {"thought_id": memory["id"], "edit_request": "reopen"})
+    assert control["structuredContent"]["thought"]["normalizedText"].endswith("9135")  # a key that may read: the thought
