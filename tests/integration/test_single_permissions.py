@@ -1,7 +1,7 @@
-"""Issue 27 "Permissions: one table, on every surface": each r3 operation needs exactly the one
-permission the table (services/permissions.py) gives it, with a single-permission key; the same call
-with a key lacking it is refused naming the scope and changes nothing; what a key may not read never
-shows in the answer."""
+"""Issue 27 "Permissions: one table, on every surface": each operation (r3's above all) needs exactly
+the one permission the table (services/permissions.py) gives it, with a single-permission key; the
+same call with a key lacking it is refused naming the scope and changes nothing; what a key may not
+read never shows in an answer (r3, REST PATCH/DELETE, /mcp edit_thought, deduplication reports)."""
 
 from __future__ import annotations
 
