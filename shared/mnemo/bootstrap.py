@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mnemo.services.erasure import ErasureService
     from mnemo.services.erasure_jobs import ErasureJobService
     from mnemo.services.exports import ExportService
+    from mnemo.services.extraction import EntityExtraction
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
@@ -325,6 +326,12 @@ class Container:
         from mnemo.services.graph_traversal import GraphTraversal
 
         return GraphTraversal(self.fact_store, meter=self.meter)
+
+    @cached_property
+    def extraction(self) -> EntityExtraction:
+        from mnemo.services.extraction import EntityExtraction
+
+        return EntityExtraction(lambda: self.extractor, meter=self.meter)
 
     @cached_property
     def extractor(self):  # noqa: ANN201 - an Extractor

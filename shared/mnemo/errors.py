@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 
 class MnemoError(Exception):
-    """Root of every error Mnemo raises on purpose. `code` is machine-readable and stable."""
+    """Root of every error Mnemo raises on purpose. `code` is machine-readable and stable.
+
+    `fields`: the service's field names the message uses (`raw_text`); each surface words them its own
+    way (`worded`: REST and r3 call that field `content`), so a message never names another surface's field."""
 
     code = "internal_error"
+    fields: tuple[str, ...] = ()
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, fields: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
+        if fields:
+            self.fields = fields
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with each of its service field names renamed as `names` says (whole words only)."""
+        message = self.message
+        for name in self.fields:
+            if name in names:
+                message = re.sub(rf"\b{re.escape(name)}\b", names[name], message)
+        return message
 
 
 class ValidationFailed(MnemoError):
@@ -21,7 +36,15 @@ class ValidationFailed(MnemoError):
 
 
 class NotFoundError(MnemoError):
+    """`subject` (memory, job, fact, entity) and `ident` (the id asked for): what a surface words its own
+    way ("thought <id> not found" on /mcp, "Memory not found: <id>" on r3 and Thrindex)."""
+
     code = "not_found"
+
+    def __init__(self, message: str, *, subject: str | None = None, ident: str | None = None) -> None:
+        super().__init__(message)
+        self.subject = subject
+        self.ident = ident
 
 
 class ConflictError(MnemoError):
@@ -102,9 +125,11 @@ class TenantSuspendedError(MnemoError):
 
 
 class UnsupportedEditError(MnemoError):
-    """An edit request the service cannot apply: an explicit error, never a silent no-op."""
+    """An edit request the service cannot apply: an explicit error, never a silent no-op. Its message
+    may tell the caller to replace the whole text instead (the service's field `raw_text`)."""
 
     code = "unsupported_edit"
+    fields = ("raw_text",)
 
 
 class DependencyError(MnemoError):

@@ -49,7 +49,7 @@ def test_quoted_edit_requests_are_understood_or_refused(server: LocalServer) -> 
     assert out["compound"]["thought"]["status"] == "completed"
     assert out["compound"]["applied"] == ["replaced 'daily' with 'weekly'", "status open -> completed"]
     assert "negation" in error_text(out["Don't archive this, just mark it complete"])
-    assert "'the second sentence' refers to part of the thought" in error_text(out["Archive the second sentence"])
+    assert "'the second sentence' refers to part of the text" in error_text(out["Archive the second sentence"])
     assert "not in a form this interpreter understands" in error_text(out["The standup is done on Mondays now"])
     assert error_text(out["both"]).startswith("raw_text and edit_request: give one of them")
     # The refusals changed nothing: the thought is still open, at version 1, with its text.

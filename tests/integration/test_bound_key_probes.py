@@ -221,4 +221,6 @@ def test_a_bound_key_reads_no_job_of_another_user(http, world) -> None:  # noqa:
     assert http.get(f"/v1/jobs/{job}", headers=auth(world["bob"])).status_code == 200  # control: bob reads his job
     theirs = http.get(f"/v1/jobs/{job}", headers=auth(world["alice"]))
     nothing = http.get("/v1/jobs/00000000-0000-4000-8000-000000000000", headers=auth(world["alice"]))
-    assert theirs.status_code == nothing.status_code != 200 and theirs.json() == nothing.json()  # as if it did not exist
+    nothing_id = "00000000-0000-4000-8000-000000000000"
+    assert theirs.status_code == nothing.status_code == 404  # as if it did not exist (issue 27: 404, as documented)
+    assert theirs.json()["error"]["message"].replace(job, nothing_id) == nothing.json()["error"]["message"] == f"job {nothing_id} not found"

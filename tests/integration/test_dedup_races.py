@@ -25,7 +25,7 @@ class BeforeArchive:
     def __init__(self, memories: Any, before: Callable[[str], None]) -> None:
         self._memories, self._before, self._seen = memories, before, set[str]()
 
-    def archive(self, principal: Any, memory_id: str, **options: Any) -> Any:
+    def archive(self, principal: Any, memory_id: str, **options: Any) -> Any:  # dedup archives (memory:delete), never edits
         if memory_id not in self._seen:
             self._seen.add(memory_id)
             self._before(memory_id)

@@ -372,7 +372,7 @@ class DynamoDbFactStore:
     def _require(self, tenant: str, fact_uuid: str) -> Fact:
         fact = self.get(tenant, fact_uuid)
         if fact is None:
-            raise NotFoundError(f"fact {fact_uuid} not found")
+            raise NotFoundError(f"fact {fact_uuid} not found", subject="fact", ident=fact_uuid)
         return fact
 
     def _provenance(self, tenant: str, memory_id: str) -> list[str]:

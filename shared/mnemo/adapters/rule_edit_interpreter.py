@@ -184,7 +184,7 @@ class RuleEditInterpreter:
 
 
 def _positional(reference: str) -> str:
-    return (f"{reference!r} refers to part of the thought by position; quote the exact words to change instead "
+    return (f"{reference!r} refers to part of the text by position; quote the exact words to change instead "
             "(delete \"<words>\", replace <words> with <new words>)")
 
 

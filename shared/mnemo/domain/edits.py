@@ -97,7 +97,7 @@ def _occurrences(text: str, span: str) -> list[re.Match[str]]:
 def _one(text: str, span: str, *, every: bool = False) -> list[re.Match[str]]:
     found = _occurrences(text, span)
     if not found:
-        raise UnsupportedEditError(f"edit_request: the text {_quote(span)} does not occur in the thought; nothing was changed")
+        raise UnsupportedEditError(f"edit_request: the text {_quote(span)} does not occur in the memory's text; nothing was changed")
     if len(found) > 1 and not every:
         raise UnsupportedEditError(
             f"edit_request: the text {_quote(span)} occurs {len(found)} times; quote more of it to pick one, "
@@ -159,7 +159,7 @@ def apply_plan(text: str, status: Status, plan: EditPlan, *, help_text: str = ""
                                else f"status already {new_status.value}")
                 status = new_status
     if not text.strip():
-        raise UnsupportedEditError("edit_request: the edit would leave the thought empty; archive it instead; nothing was changed")
+        raise UnsupportedEditError("edit_request: the edit would leave the memory empty; archive it instead; nothing was changed")
     if len(text.encode()) > MAX_TEXT_BYTES:
         raise UnsupportedEditError(f"edit_request: the edited text would exceed {MAX_TEXT_BYTES} bytes (8 KB); nothing was changed")
     return EditOutcome(text=text, status=status, applied=applied)

@@ -58,6 +58,8 @@ class JobReceipt(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str | None = Field(default=None, description="Why the job failed; what it did before stays done.")
+    duplicate_check: str | None = Field(default=None, description=(
+        "Import: set when items without a source id are not compared with stored memories, and why (a key without memory:read)."))
 
 
 class Job(BaseModel):
@@ -77,6 +79,7 @@ class Job(BaseModel):
     parts: int = Field(default=0, description=(
         "Steps the job has: an import's chunks (parts 0..n-1); a deduplication's plan (step 0) and its chunks (parts 1..n)."))
     skip_duplicates: bool = True
+    duplicate_check: str | None = None  # JobReceipt.duplicate_check
     threshold: float = 0.85
     key_hint: str | None = Field(default=None, description="mem0: the api key's last 4 characters (the key itself is never stored).")
     erasure_seen: str | None = Field(default=None, description=(
@@ -102,7 +105,8 @@ class Job(BaseModel):
     def receipt(self) -> JobReceipt:
         return JobReceipt(job_id=self.job_id, kind=self.kind, status=self.status, user_id=self.user_id,
                           progress=self.progress, summary=self.summary, requested_at=self.requested_at,
-                          started_at=self.started_at, finished_at=self.finished_at, error=self.error)
+                          started_at=self.started_at, finished_at=self.finished_at, error=self.error,
+                          duplicate_check=self.duplicate_check)
 
 
 class JobStep(BaseModel):

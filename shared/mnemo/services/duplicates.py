@@ -23,12 +23,12 @@ from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import RetrieveCommand
 from mnemo.domain.duplicates import difference
-from mnemo.domain.models import Cursor, Memory, Principal, Status, content_hash
+from mnemo.domain.models import Cursor, Memory, Permission, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
 from mnemo.services.metering import Meter
-from mnemo.services.permissions import Operation, authorize
+from mnemo.services.permissions import Operation, authorize, content_check
 
 # Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
 # wrongly skipped capture loses what the caller said, a missed duplicate only costs a dedup run.
@@ -40,14 +40,20 @@ JOB_NEIGHBOURS = 10  # nearest indexed memories a whole-user deduplication job c
 LIVE = [Status.OPEN, Status.COMPLETED]
 
 
+class Withheld(BaseModel):
+    """A memory a report names to a key without memory:read: its id, never its text or metadata."""
+
+    id: str
+
+
 class Duplicate(BaseModel):
-    memory: Memory
+    memory: Memory | Withheld
     kind: Literal["exact", "semantic"]
     similarity: float = Field(ge=0.0, le=1.0)
 
 
 class DuplicateGroup(BaseModel):
-    keep: Memory
+    keep: Memory | Withheld
     reason: str
     repeats: list[Duplicate]
 
@@ -55,6 +61,11 @@ class DuplicateGroup(BaseModel):
 class Skipped(BaseModel):
     id: str
     reason: str
+
+
+class CaptureCheck(BaseModel):
+    duplicate: Duplicate | None = None  # the stored memory the text repeats: nothing is saved
+    skipped: str | None = None  # why no comparison ran (a key without memory:read), for the answer
 
 
 class DedupReport(BaseModel):
@@ -66,6 +77,13 @@ class DedupReport(BaseModel):
     archived: list[str]
     dry_run: bool
     skipped: list[Skipped] = Field(default_factory=list)  # repeats not archived after all, each with why
+    texts: bool = True  # False: the key may not read, so each memory is named by id only (Withheld)
+
+    def withheld(self) -> DedupReport:
+        """This report for a key without memory:read: ids, kinds, similarities and counts, no text."""
+        groups = [DuplicateGroup(keep=Withheld(id=g.keep.id), reason=g.reason, repeats=[
+            d.model_copy(update={"memory": Withheld(id=d.memory.id)}) for d in g.repeats]) for g in self.groups]
+        return self.model_copy(update={"groups": groups, "texts": False})
 
 
 class DuplicateService:
@@ -76,6 +94,16 @@ class DuplicateService:
         self._memories = memories
         self._index = index
         self._embedder = embedder
+
+    def before_capture(self, principal: Principal, user_id: str | None, text: str, *, asked: bool | None,
+                       argument: str) -> CaptureCheck:
+        """The check before a capture (r3 add_memory): `find`, when the caller asks for it or by default
+        when the key may read (`permissions.content_check`: a key without memory:read saves as given and
+        is told so; asking it explicitly to compare is refused naming `argument`). The capture's own
+        permission first: a key that may not write is refused as the capture is, never told "already saved"."""
+        authorize(principal, Operation.CAPTURE)
+        compare, skipped = content_check(principal, asked, argument)
+        return CaptureCheck(duplicate=self.find(principal, user_id, text) if compare else None, skipped=skipped)
 
     def find(self, principal: Principal, user_id: str | None, text: str, threshold: float = CAPTURE_THRESHOLD, *,
              room_checked: bool = False) -> Duplicate | None:
@@ -107,16 +135,19 @@ class DuplicateService:
 
     def deduplicate(self, principal: Principal, user_id: str | None, threshold: float, *, dry_run: bool) -> DedupReport:
         """Group the user's live memories: each group keeps its earliest captured memory (the
-        original; the others repeat it). With `dry_run=False` the repeats are archived."""
-        authorize(principal, Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE)
+        original; the others repeat it). With `dry_run=False` the repeats are archived: that needs
+        `memory:delete` only, and a key without `memory:read` gets the report without texts."""
+        operation = Operation.FIND_DUPLICATES if dry_run else Operation.ARCHIVE
+        authorize(principal, operation)
         user_id = principal.user_for(user_id)
-        page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id))
+        page = self._memories.browse(principal, RetrieveCommand(top_k=100, author="all", statuses=LIVE, user_id=user_id),
+                                     operation=operation)
         memories = list(page.items)
         while page.next_cursor is not None and len(memories) < SCAN_LIMIT:
             cursor = page.next_cursor
             page = self._memories.browse(principal, RetrieveCommand(
                 top_k=100, author="all", statuses=LIVE, user_id=user_id,
-                cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id))
+                cursor_created_at=cursor.cursor_created_at, cursor_id=cursor.cursor_id), operation=operation)
             memories.extend(page.items)
         more = page.next_cursor is not None or len(memories) > SCAN_LIMIT
         memories = sorted(memories[:SCAN_LIMIT], key=_age)
@@ -126,13 +157,15 @@ class DuplicateService:
         if not dry_run:
             for group in groups:
                 for repeat in group.repeats:
+                    assert isinstance(repeat.memory, Memory) and isinstance(group.keep, Memory)  # _group's: whole memories
                     reason = self._archive(principal, repeat.memory, group.keep)
                     if reason is None:
                         archived.append(repeat.memory.id)
                     else:
                         skipped.append(Skipped(id=repeat.memory.id, reason=reason))
-        return DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
-                           archived=archived, dry_run=dry_run, skipped=skipped)
+        report = DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
+                             archived=archived, dry_run=dry_run, skipped=skipped)
+        return report if principal.allows(Permission.READ) else report.withheld()
 
     def _archive(self, principal: Principal, snapshot: Memory, keep: Memory) -> str | None:
         """Archive `snapshot` as `duplicate_of` `keep`, conditional on the version compared: None when
@@ -159,21 +192,23 @@ class DuplicateService:
                 if fresh.content_hash != snapshot.content_hash:
                     return "its text changed since the comparison; run deduplication again"
                 memory = fresh
-            except MnemoError as exc:  # e.g. the write limit reached mid-run: what was done stays reported
+            except MnemoError as exc:  # a refusal mid-run: what was done stays reported
                 return exc.message
         return "changed again while being archived; run deduplication again"
 
     def live_ids(self, principal: Principal, user_id: str | None, limit: int | None = None) -> list[str]:
         """The user's live memories, oldest captured first (a whole-user deduplication's plan); with
-        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one)."""
-        authorize(principal, Operation.FIND_DUPLICATES)
+        `limit`, stop reading once more than `limit` are found (enough to tell a small user from a large one).
+        Only applying a deduplication plans it, so it needs what applying needs (`memory:delete`)."""
+        authorize(principal, Operation.ARCHIVE)
         user_id = principal.user_for(user_id)
         memories: list[Memory] = []
         cursor: Cursor | None = None
         while limit is None or len(memories) <= limit:
             page = self._memories.browse(principal, RetrieveCommand(
                 top_k=100, author="all", statuses=LIVE, user_id=user_id,
-                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
+                cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None),
+                operation=Operation.ARCHIVE)
             memories.extend(page.items)
             cursor = page.next_cursor
             if cursor is None:

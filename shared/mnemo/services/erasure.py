@@ -56,7 +56,7 @@ class ErasureService:
         started = self._clock()
         memory = self._store.get(principal.tenant, memory_id, salvage=True)  # however malformed, it can be erased
         if memory is None or not principal.sees(memory.user_id):
-            raise NotFoundError(f"memory {memory_id} not found")
+            raise NotFoundError(f"memory {memory_id} not found", subject="memory", ident=memory_id)
         counts = self.erase(memory)
         return ErasureReceipt(kind="memory", memory_ids=[memory_id], counts=counts, started_at=started,
                               finished_at=self._clock())

@@ -71,7 +71,7 @@ class ErasureJobService:
         authorize(principal, Operation.READ_JOB)
         job = self._jobs.get(principal.tenant, job_id)
         if job is None:
-            raise NotFoundError(f"job {job_id} not found")
+            raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
         return job.receipt()
 
     def run(self, step: ErasureStep, time_left_ms: Callable[[], float] = lambda: math.inf) -> None:

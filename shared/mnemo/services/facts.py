@@ -126,7 +126,7 @@ class FactService:
         """The caller's tenant's fact, for an operation whose permission was already checked."""
         fact = self._facts.get(principal.tenant, fact_uuid)
         if fact is None or not principal.sees(fact.namespace.user_id):
-            raise NotFoundError(f"fact {fact_uuid} not found")
+            raise NotFoundError(f"fact {fact_uuid} not found", subject="fact", ident=fact_uuid)
         return fact
 
     def history(self, principal: Principal, fact_uuid: str) -> list[FactAudit]:
@@ -154,7 +154,7 @@ class FactService:
         namespace = _namespace(principal, scope or FactScope())
         found = self._facts.entities(namespace, [entity_id])
         if not found:
-            raise NotFoundError(f"entity {entity_id} not found")
+            raise NotFoundError(f"entity {entity_id} not found", subject="entity", ident=entity_id)
         return found[0], self._facts.for_entity(namespace, entity_id, limit=limit)
 
 

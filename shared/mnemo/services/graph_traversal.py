@@ -96,7 +96,7 @@ class GraphTraversal:
         namespace = self._enter(principal, namespace)
         found = self._facts.entities(namespace, [entity_id])
         if not found:
-            raise NotFoundError(f"entity {entity_id} not found")
+            raise NotFoundError(f"entity {entity_id} not found", subject="entity", ident=entity_id)
         return found[0]
 
     def named(self, principal: Principal, namespace: Namespace, name: str) -> Entity:
@@ -104,7 +104,7 @@ class GraphTraversal:
         namespace = self._enter(principal, namespace)
         entity = self._facts.find_entity(namespace, name)
         if entity is None:
-            raise NotFoundError(f"entity {name!r} not found")
+            raise NotFoundError(f"entity {name!r} not found", subject="entity", ident=name)
         return entity
 
     # -- neighbours ----------------------------------------------------------------------

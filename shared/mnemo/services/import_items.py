@@ -37,6 +37,8 @@ class ImportReport(BaseModel):
     facts_imported: list[str] = Field(default_factory=list)  # the recorded facts' uuids here (an export's recorded_facts)
     skipped: list[ImportFailure] = Field(default_factory=list)
     failed: list[ImportFailure] = Field(default_factory=list)
+    duplicate_check: str | None = Field(default=None, description=(
+        "Set when items without a source id were not compared with stored memories, and why (a key without memory:read)."))
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,12 @@ from mnemo.domain.erasure import ErasureReceipt, JobStatus
 from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
 from mnemo.domain.models import Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import ConflictError, DependencyError, MnemoError, UserErasedError, ValidationFailed
+from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError, UserErasedError, ValidationFailed
 from mnemo.ports import JobQueue, JobStore, Mem0Source
 from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService
 from mnemo.services.erasure_jobs import ErasureJobService
 from mnemo.services.imports import ImportReport, ImportService
-from mnemo.services.permissions import Operation, authorize
+from mnemo.services.permissions import REQUIRED, Operation, authorize, content_check
 from mnemo.services.user_fence import Admission, WriteFence
 
 logger = logging.getLogger(__name__)
@@ -80,27 +80,32 @@ class JobService:
         self._new_id = new_id
 
     # -- requests --------------------------------------------------------------------------
-    def import_items(self, principal: Principal, items: list[Any], *, user_id: str | None, skip_duplicates: bool,
+    def import_items(self, principal: Principal, items: list[Any], *, user_id: str | None, skip_duplicates: bool | None,
                      chunk: int = IMPORT_CHUNK) -> ImportReport | JobReceipt:
         """Up to SYNC_IMPORT_LIMIT items: imported now (the report). More: a job (its receipt). The user
-        is resolved (and a bound key's naming of another user refused) before any job is created."""
+        is resolved (and a bound key's naming of another user refused) before any job is created.
+        `skip_duplicates`: the caller's explicit choice, None for the default (`permissions.content_check`:
+        a key without memory:read imports without comparing content, and the answer says so)."""
         authorize(principal, Operation.IMPORT)
         user_id = principal.user_for(user_id)
+        compare, note = content_check(principal, skip_duplicates, "skip_duplicates")
         if len(items) <= SYNC_IMPORT_LIMIT:
-            return self._imports.run(principal, items, user_id=user_id, skip_duplicates=skip_duplicates)
+            report = self._imports.run(principal, items, user_id=user_id, skip_duplicates=compare)
+            return report.model_copy(update={"duplicate_check": note})
         parts = parts_of(items, chunk)
-        job = self._new(principal, JobKind.IMPORT, user_id, parts=len(parts), skip_duplicates=skip_duplicates,
+        job = self._new(principal, JobKind.IMPORT, user_id, parts=len(parts), skip_duplicates=compare, duplicate_check=note,
                         progress=JobProgress(total=len(items)), erasure_seen=self._admitted(principal, user_id))
         return self._start(job, parts)
 
-    def import_mem0(self, principal: Principal, api_key: str, *, user_id: str | None, skip_duplicates: bool) -> JobReceipt:
+    def import_mem0(self, principal: Principal, api_key: str, *, user_id: str | None, skip_duplicates: bool | None) -> JobReceipt:
         authorize(principal, Operation.IMPORT)
         user_id = principal.user_for(user_id)
+        compare, note = content_check(principal, skip_duplicates, "skip_duplicates")
         if self._mem0 is None:
             raise ValidationFailed(MEM0_DISABLED)
         if not api_key.strip():
             raise ValidationFailed("api_key: must be your mem0 api key (non-empty)")
-        job = self._new(principal, JobKind.MEM0_IMPORT, user_id, skip_duplicates=skip_duplicates, key_hint=api_key[-4:],
+        job = self._new(principal, JobKind.MEM0_IMPORT, user_id, skip_duplicates=compare, duplicate_check=note, key_hint=api_key[-4:],
                         erasure_seen=self._admitted(principal, user_id))
         return self._start(job, [], api_key=api_key)
 
@@ -114,12 +119,17 @@ class JobService:
         return self._start(self._new(principal, JobKind.DEDUPLICATE, user_id, threshold=threshold), [])
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
+        """Any job of the caller's tenant. An unknown id, and a job the key may not read (another user's,
+        to a user-bound key; an erasure job, to a key without admin), is 404 for every key (never an
+        existence oracle). An import or deduplication job the key may see needs `memory:read` (403
+        naming it: the key that started an import learns which scope reads its progress)."""
         job = self._jobs.get(principal.tenant, job_id)
-        # Another user's job, to a user-bound key, is answered as no job at all (never an existence oracle).
-        if job is None or not principal.sees(job.user_id):
+        if job is not None and principal.sees(job.user_id):
+            authorize(principal, Operation.READ_WORK_JOB)
+            return job.receipt()
+        if job is None and principal.allows(REQUIRED[Operation.READ_JOB]):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
-        authorize(principal, Operation.READ_WORK_JOB)
-        return job.receipt()
+        raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
 
     # -- the worker --------------------------------------------------------------------------
     def run(self, step: JobStep) -> None:

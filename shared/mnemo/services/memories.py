@@ -71,7 +71,7 @@ def _within_limits(text: str) -> str:
     try:
         return check_text(text)
     except ValueError as exc:
-        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text") from exc
+        raise ValidationFailed(f"the edited text {exc}; shorten it or replace it with raw_text", fields=("raw_text",)) from exc
 
 
 def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
@@ -187,11 +187,12 @@ class MemoryService:
         self._meter.charge(principal, Operation.READ)
         return self._load(principal, memory_id)
 
-    def _load(self, principal: Principal, memory_id: str) -> Memory:
-        """The caller's tenant's memory, for an operation whose permission was already checked."""
+    def _load(self, principal: Principal, memory_id: str, owner: str | None = None) -> Memory:
+        """The caller's tenant's memory, for an operation whose permission was already checked.
+        `owner`: the user the caller named (r3's user_id); another user's memory is not there either."""
         memory = self._store.get(principal.tenant, memory_id)
-        if memory is None or not principal.sees(memory.user_id):  # another user's, to a bound key: not there
-            raise NotFoundError(f"thought {memory_id} not found")
+        if memory is None or not principal.sees(memory.user_id) or owner not in (None, memory.user_id):
+            raise NotFoundError(f"memory {memory_id} not found", subject="memory", ident=memory_id)
         return memory
 
     def history(self, principal: Principal, memory_id: str) -> list[Activity]:
@@ -216,8 +217,10 @@ class MemoryService:
             group_id=command.group_id,
         )
 
-    def browse(self, principal: Principal, command: RetrieveCommand) -> Page:
-        authorize(principal, Operation.BROWSE)
+    def browse(self, principal: Principal, command: RetrieveCommand, *, operation: Operation = Operation.BROWSE) -> Page:
+        """A page of memories. `operation`: the one the page serves (applying a deduplication reads the
+        user's memories to archive repeats: `memory:delete`, the table's one permission for it)."""
+        authorize(principal, operation)
         self._meter.charge(principal, Operation.BROWSE)
         return self._store.browse(
             BrowseQuery(
@@ -314,29 +317,30 @@ class MemoryService:
 
     # -- changes -------------------------------------------------------------------------
     def edit(self, principal: Principal, memory_id: str, command: EditCommand, *, idempotency_key: str | None = None,
-             expected_version: int | None = None) -> Memory:
+             expected_version: int | None = None, owner: str | None = None) -> Memory:
         return self.revise(principal, memory_id, command, idempotency_key=idempotency_key,
-                           expected_version=expected_version).memory
+                           expected_version=expected_version, owner=owner).memory
 
     def revise(self, principal: Principal, memory_id: str, command: EditCommand, *,
-               idempotency_key: str | None = None, expected_version: int | None = None) -> Revision:
+               idempotency_key: str | None = None, expected_version: int | None = None, owner: str | None = None) -> Revision:
         """Apply an edit and say what was applied. An edit request is interpreted against the current
         text (once per distinct text, however often a concurrent write makes us re-read) and applied
         whole or not at all; a keyed request already applied is not applied twice.
         `expected_version`: the edit was computed from that version (deduplication's metadata is): it
         applies only to it, once, and a memory that moved on raises ConflictError (never re-applied
-        to a newer version, which would overwrite what was written in between)."""
+        to a newer version, which would overwrite what was written in between). `owner`: the user the
+        caller says the memory is of (another user's is not found); the edit needs only `memory:write`."""
         authorize(principal, Operation.EDIT)
         key = idempotency.check_key(idempotency_key)
         if key is not None:  # a replay is looked up before metering: it answers as the first did, even at the cap
-            current = self._load(principal, memory_id)
+            current = self._load(principal, memory_id, owner)
             if idempotency.applied(self._store.history(principal.tenant, memory_id), key, principal.key_prefix):
                 return Revision(current, [], changed=False)
         self._meter.charge(principal, Operation.EDIT)
         plans: dict[str, EditPlan] = {}
         if expected_version is not None:
-            return self._edit(principal, memory_id, command, plans, key, expected_version)
-        return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key))
+            return self._edit(principal, memory_id, command, plans, key, expected_version, owner)
+        return retry_on_conflict(lambda: self._edit(principal, memory_id, command, plans, key, owner=owner))
 
     def _plan(self, request: str, text: str, plans: dict[str, EditPlan]) -> EditPlan:
         if self._interpreter is None:
@@ -346,8 +350,8 @@ class MemoryService:
         return plans[text]
 
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan],
-              key: str | None = None, expected_version: int | None = None) -> Revision:
-        current = self._load(principal, memory_id)
+              key: str | None = None, expected_version: int | None = None, owner: str | None = None) -> Revision:
+        current = self._load(principal, memory_id, owner)
         if expected_version is not None and current.version != expected_version:
             raise ConflictError(f"memory {memory_id} is at version {current.version}, not the {expected_version} "
                                 "this change was computed from")

@@ -30,7 +30,8 @@ from mnemo.services.permissions import Operation
 
 __all__ = ["METERED", "Meter"]
 
-# Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts.
+# Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts,
+# an extraction without storing (r3 extract_entities: the same model call a capture's enrichment makes).
 # Retrievals: get, browse/list, search, fact and entity reads. Intents: counted per annotated edge
 # (`Meter.count_intents`). Archive (MemoryService.archive: a DELETE, a
 # delete tool, deduplication's archives), erasure, status and key admin are never counted.
@@ -38,6 +39,7 @@ METERED: dict[Operation, Counter] = {
     Operation.CAPTURE: Counter.WRITES,
     Operation.EDIT: Counter.WRITES,
     Operation.RECORD_FACT: Counter.WRITES,
+    Operation.EXTRACT: Counter.WRITES,
     Operation.READ: Counter.RETRIEVALS,
     Operation.BROWSE: Counter.RETRIEVALS,
     Operation.SEARCH: Counter.RETRIEVALS,

@@ -14,7 +14,7 @@ from enum import StrEnum
 from mnemo.domain.models import Permission, Principal, Status
 from mnemo.errors import ForbiddenError
 
-__all__ = ["REQUIRED", "Operation", "authorize", "status_change"]
+__all__ = ["CHECK_SKIPPED", "REQUIRED", "Operation", "authorize", "content_check", "status_change"]
 
 
 class Operation(StrEnum):
@@ -40,6 +40,7 @@ class Operation(StrEnum):
     FIND_DUPLICATES = "find duplicate memories"
     EXPORT = "export a user's memories"
     READ_CACHE = "read or evict the r3 cache"
+    EXTRACT = "extract entities from a text"
     MANAGE_KEYS = "create, list or revoke the tenant's API keys"
 
 
@@ -66,6 +67,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.FIND_DUPLICATES: Permission.READ,
     Operation.EXPORT: Permission.READ,
     Operation.READ_CACHE: Permission.READ,
+    Operation.EXTRACT: Permission.WRITE,
     Operation.MANAGE_KEYS: Permission.ADMIN,
 }
 
@@ -76,6 +78,27 @@ def authorize(principal: Principal, operation: Operation) -> None:
     if not principal.allows(needed):
         held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
         raise ForbiddenError(f"to {operation.value}, this API key needs the {needed.value!r} scope (it has: {held})")
+
+
+CHECK_SKIPPED = ("skipped: this API key has no 'memory:read' scope, so no text was compared with stored memories "
+                 "(an import still skips items by their source id)")
+
+
+def content_check(principal: Principal, asked: bool | None, argument: str) -> tuple[bool, str | None]:
+    """Whether a write compares its text with the user's stored memories (a duplicate check), and the
+    note its answer carries when it does not for lack of scope. The comparison is a read (it finds and
+    names a stored memory), so it needs what finding duplicates needs. `asked`: the caller's explicit
+    choice (True: compare, False: do not), None for the default (compare when the key may read). A key
+    that may not read saves without comparing, saying so; asking it explicitly to compare is refused
+    naming `argument` and the scope."""
+    needed = REQUIRED[Operation.FIND_DUPLICATES]
+    if principal.allows(needed):
+        return asked is not False, None
+    if asked:
+        held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
+        raise ForbiddenError(f"{argument}: comparing with stored memories reads them; this API key needs the "
+                             f"{needed.value!r} scope for that (it has: {held}); omit {argument} to save without comparing")
+    return False, CHECK_SKIPPED if asked is None else None
 
 
 def status_change(before: Status, after: Status) -> Operation | None:

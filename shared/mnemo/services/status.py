@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from mnemo.domain.models import EnrichmentState
+from mnemo.domain.models import EnrichmentState, Permission, Principal
 from mnemo.ports import EnrichmentQueue, MemoryStore
+from mnemo.services.permissions import Operation, authorize
 
 
 class EnrichmentStatus(BaseModel):
@@ -22,6 +23,12 @@ class StatusService:
     def __init__(self, store: MemoryStore, queue: EnrichmentQueue) -> None:
         self._store = store
         self._queue = queue
+
+    def read(self, principal: Principal, *, queue: bool = False) -> EnrichmentStatus:
+        """The caller's tenant's status, for every surface (`GET /v1/status`, r3 `sync_status`): needs
+        `memory:read` (the table). `queue`: add the queue-wide depths, for an admin key only."""
+        authorize(principal, Operation.STATUS)
+        return self.for_tenant(principal.tenant, operator=queue and principal.allows(Permission.ADMIN))
 
     def for_tenant(self, tenant: str, *, operator: bool = False) -> EnrichmentStatus:
         failed = self._store.count_by_enrichment(tenant, EnrichmentState.FAILED)

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mnemo import __version__
 from mnemo.errors import AuthenticationError, MnemoError
 from mnemo.surfaces.auth import PRM_PATH, base_url, protected_resource_metadata, www_authenticate
-from mnemo.surfaces.errors import Problem, headers_for, problem
+from mnemo.surfaces.errors import REST_NAMES, Problem, headers_for, problem
 from mnemo.surfaces.gate import CorsPolicy, RestGate
 
 if TYPE_CHECKING:
@@ -61,12 +61,12 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         if isinstance(exc, AuthenticationError):
             base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
             headers = {"www-authenticate": www_authenticate(base, exc.message)}
-        return _respond(problem(exc), headers)
+        return _respond(problem(exc, names=REST_NAMES), headers)  # REST's words: `content`, not raw_text
 
     @api.exception_handler(RequestValidationError)
     @api.exception_handler(ValidationError)
     def invalid(request: Request, exc: Exception) -> JSONResponse:
-        return _respond(problem(exc))
+        return _respond(problem(exc))  # REST's own body fields: nothing to rename
 
     @api.exception_handler(HTTPException)
     def http_error(request: Request, exc: HTTPException) -> JSONResponse:

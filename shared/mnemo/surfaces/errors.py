@@ -60,6 +60,8 @@ HTTP_CODES: dict[int, str] = {
 # Where FastAPI found a request value; the first element of its error locations.
 REQUEST_PARTS = {"body", "query", "path", "header", "cookie"}
 INTERNAL = "internal error; it has been logged"
+# REST's names for the services' fields where they differ: PATCH /v1/memories/{id} takes `content`.
+REST_NAMES: Mapping[str, str] = {"raw_text": "content", "raw": "content"}
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,9 @@ def problem(
     raised by a domain command whose field names differ (`{"raw": "content"}`).
     """
     if isinstance(exc, QuotaExceededError) and exc.retry_after is not None:
-        return Problem(status_for(exc), exc.code, exc.message, retry_after=exc.retry_after)
+        return Problem(status_for(exc), exc.code, exc.worded(names or {}), retry_after=exc.retry_after)
     if isinstance(exc, MnemoError):
-        return Problem(status_for(exc), exc.code, exc.message)
+        return Problem(status_for(exc), exc.code, exc.worded(names or {}))
     errors = _validation_errors(exc)
     if errors is not None:
         return Problem(400, "validation_error", describe_errors(errors, texts=texts, noun=noun, names=names))

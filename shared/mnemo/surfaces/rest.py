@@ -14,7 +14,7 @@ from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService
-from mnemo.services.permissions import REQUIRED, Operation, authorize
+from mnemo.services.permissions import REQUIRED, Operation
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
 from mnemo.surfaces.openapi import ERROR_RESPONSES
@@ -204,22 +204,52 @@ class UpdatedMemory(WrittenMemory):
     applied: list[str] = Field(description="What the update changed, one line per change (empty: it was already so).")
 
 
-@router.patch("/memories/{memory_id}", response_model=UpdatedMemory)
+class ChangedMemory(BaseModel):
+    """The answer to a key without memory:read (docs/permissions.md): what its call changed, never the
+    rest of the memory (the text a metadata-only PATCH kept, or an archived memory's text, is a read)."""
+
+    id: str
+    version: int
+    status: Status | None = Field(default=None, exclude_if=lambda v: v is None, description="When the call could set it (status, edit_request, DELETE).")
+    content: str | None = Field(default=None, exclude_if=lambda v: v is None, description="When the call replaced the whole text.")
+    metadata: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None, description="When the call set it.")
+    applied: list[str] = Field(default_factory=list, description="What the call changed, one line per change.")
+    scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
+
+
+def may_read(caller: Principal) -> bool:
+    return caller.allows(REQUIRED[Operation.READ])
+
+
+@router.patch("/memories/{memory_id}", response_model=UpdatedMemory | ChangedMemory)
 def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories,
-                  idempotency_key: IdempotencyKey = None) -> UpdatedMemory:
+                  idempotency_key: IdempotencyKey = None) -> UpdatedMemory | ChangedMemory:
+    """The updated memory; to a key without memory:read only its id, version, what the body set and the applied lines."""
     command = EditCommand(raw_text=body.content, edit_request=body.edit_request, metadata=body.metadata, status=body.status)
     revision = service.revise(caller, memory_id, command, idempotency_key=idempotency_key)
-    return UpdatedMemory(**written(revision.memory).model_dump(), applied=revision.applied)
+    memory = revision.memory
+    if not may_read(caller):
+        return ChangedMemory(id=memory.id, version=memory.version, applied=revision.applied,
+                             status=memory.status if body.status is not None or body.edit_request is not None else None,
+                             content=memory.raw if body.content is not None else None,
+                             metadata=memory.metadata if body.metadata is not None else None,
+                             scope=written_scope(memory.namespace))
+    return UpdatedMemory(**written(memory).model_dump(), applied=revision.applied)
 
 
-@router.delete("/memories/{memory_id}", response_model=WrittenMemory | ErasureReceipt)
+@router.delete("/memories/{memory_id}", response_model=WrittenMemory | ChangedMemory | ErasureReceipt)
 def delete_memory(
     memory_id: str, caller: Caller, service: Memories, container: Annotated[Container, Depends(services)],
     hard: Annotated[bool, Query(description="true: erase permanently (GDPR), answering with a receipt.")] = False,
-) -> WrittenMemory | ErasureReceipt:
+) -> WrittenMemory | ChangedMemory | ErasureReceipt:
+    """Archive (the memory; to a key without memory:read only its id, version and status), or erase with hard=true."""
     if hard:
         return container.erasure.erase_memory(caller, memory_id)
-    return written(service.archive(caller, memory_id))
+    archived = service.archive(caller, memory_id)
+    if not may_read(caller):
+        return ChangedMemory(id=archived.id, version=archived.version, status=archived.status,
+                             scope=written_scope(archived.namespace))
+    return written(archived)
 
 
 @router.post("/memories/search", response_model=SearchResults)
@@ -239,7 +269,6 @@ def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> 
 def enrichment_status(
     caller: Caller, response: Response, status: Annotated[StatusService, Depends(status_service)]
 ) -> dict[str, Any]:
-    authorize(caller, Operation.STATUS)
     response.headers["cache-control"] = "no-store"
     # Queue-wide depths count every tenant's messages: operators see them in the CLI, not here.
-    return status.for_tenant(caller.tenant).model_dump(exclude_none=True)
+    return status.read(caller).model_dump(exclude_none=True)

@@ -34,7 +34,9 @@ class ImportRequest(BaseModel):
         "`author`, `status`; or `{\"recorded_fact\": ...}` (an NDJSON export's line)."))
     user_id: NamespaceId | None = Field(default=None, description=(
         "Whose memories the items become: default `default`; a key bound to a user: that user (naming another is 403)."))
-    skip_duplicates: bool = Field(default=True, description="Items without an id: skip those the user already has (same text, or near it).")
+    skip_duplicates: bool = Field(default=True, description=(
+        "Items without an id: skip those the user already has (same text, or near it). A key without memory:read imports "
+        "them without comparing (the answer's duplicate_check says so); asking it for true is 403."))
 
 
 class ImportAnswer(ImportReport):
@@ -47,8 +49,8 @@ class ImportAnswer(ImportReport):
 def import_memories(body: ImportRequest, caller: Caller, container: Services) -> Any:
     """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each.
     More than the synchronous limit: 202 with the job (its summary counts them, with the first reasons)."""
-    result = container.jobs.import_items(caller, items_of(body.data), user_id=body.user_id,
-                                         skip_duplicates=body.skip_duplicates)
+    asked = body.skip_duplicates if "skip_duplicates" in body.model_fields_set else None  # None: the default
+    result = container.jobs.import_items(caller, items_of(body.data), user_id=body.user_id, skip_duplicates=asked)
     if isinstance(result, JobReceipt):
         return JSONResponse(result.model_dump(mode="json"), status_code=202,
                             headers={"location": f"/v1/jobs/{result.job_id}", "cache-control": "no-store"})

@@ -26,6 +26,7 @@ from mnemo.errors import (
     QuotaExceededError,
     TenantSuspendedError,
 )
+from mnemo.services.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, thought_view, written_scope
 
@@ -61,9 +62,19 @@ class RetrieveResult(BaseModel):
     )
 
 
+class Changed(BaseModel):
+    """What an edit changed, for a key without memory:read (docs/permissions.md): never the rest of the thought."""
+
+    id: str
+    version: int
+    status: str
+    raw_text: str | None = Field(default=None, description="The new text, when the call replaced the whole text.")
+
+
 class EditResult(BaseModel):
     ok: bool
-    thought: Thought
+    thought: Thought | None = Field(description="The thought as changed; null to a key without memory:read (see changed).")
+    changed: Changed | None = Field(default=None, description="To a key without memory:read only: what the call changed.")
     applied: list[str] = Field(description="What was changed, one line per operation, to confirm to the user "
                                            "(empty: the thought was already in the requested state).")
     scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
@@ -166,8 +177,13 @@ def build(services: Container) -> ProfileServer:
         ] = None,
     ) -> EditResult:
         revision = services.memories.revise(caller(), thought_id, EditCommand(edit_request=edit_request, raw_text=raw_text))
-        return EditResult(ok=True, thought=thought_view(revision.memory), applied=revision.applied,
-                          scope=written_scope(revision.memory.namespace))
+        memory = revision.memory
+        scope = written_scope(memory.namespace)
+        if not caller().allows(REQUIRED[Operation.READ]):  # it may change the thought, not read the rest of it
+            changed = Changed(id=memory.id, version=memory.version, status=memory.status.value,
+                              raw_text=memory.raw if raw_text is not None else None)
+            return EditResult(ok=True, thought=None, changed=changed, applied=revision.applied, scope=scope)
+        return EditResult(ok=True, thought=thought_view(memory), applied=revision.applied, scope=scope)
 
     # The description names what the configured interpreter understands, so it is written here, not as a literal.
     edit_thought.__doc__ = (

@@ -2,16 +2,16 @@
 
 | tool | seed arguments (defaults) | service call |
 |---|---|---|
-| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.find, memories.capture |
+| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.before_capture (no check for a key without memory:read), memories.capture |
 | search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded), through search_cache when prefer_cache |
 | get_memory | memory_id, user_id | memories.get |
-| update_memory | memory_id, content, metadata, user_id | memories.edit (metadata-only keeps content; content re-embeds) |
+| update_memory | memory_id, content, metadata, user_id | memories.edit with owner (memory:write only; metadata-only keeps content; content re-embeds) |
 | get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself), through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
 | deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate; dry_run=false: jobs.deduplicate (a job above 300 live memories) |
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
-| sync_status | - | status.for_tenant |
-| extract_entities | text | the configured extractor; stores nothing |
+| sync_status | - | status.read (memory:read) |
+| extract_entities | text | extraction.extract (memory:write, one writes unit); stores nothing |
 | get_knowledge_graph | entity_type, entity_name, relationship_type, limit, user_id (extension) | connections.neighbourhood; no entity_name: connections.overview |
 | find_connections | from_entity, to_entity, max_depth=2, user_id (extension) | connections.connections |
 | import_memories | source, data, file_path, api_key, user_id, batch_size, skip_duplicates | jobs.import_items (a job above 200 items), jobs.import_mem0 (always a job) |
@@ -47,7 +47,7 @@ from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RE
 from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
-from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
+from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 from mnemo.surfaces.views import written_scope
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         metadata: Annotated[dict[str, Any] | None, Field(description="Free-form metadata stored with the memory.")] = None,
         priority: Annotated[Literal["high", "medium", "low"] | None, Field(description="high, medium or low; stored in metadata.priority.")] = None,
         async_: Annotated[bool, Field(alias="async", description=f"true: answer at once, enrichment runs in the background; false: wait for it up to {WAIT_SECONDS:.0f} s.")] = True,
-        skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory.")] = False,
+        skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory. A key without memory:read saves without the check (the answer says so); false from such a key is refused.")] = False,
     ) -> CallToolResult:
         """Save a memory for a user: content, or messages (assistant messages are dropped; the user and system messages are saved as one memory). Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
         if (content is None) == (messages is None):
@@ -143,20 +143,23 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             raise ValidationFailed("messages: no user or system message with content (assistant messages are dropped)")
         meta = {**(metadata or {}), **({"priority": priority} if priority else {})}
         command = CaptureCommand(raw=text, user_id=user(user_id), as_user=True, metadata=meta)
-        if caller().allows(Permission.WRITE) and not skip_duplicate_check:
-            existing = services.duplicates.find(caller(), user(user_id), command.raw)
-            if existing is not None:
-                return views.result(f"Already saved (id: {existing.memory.id})",
-                                    {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
+        asked = not skip_duplicate_check if given("skip_duplicate_check") else None  # None: the default
+        check = services.duplicates.before_capture(caller(), user(user_id), command.raw, asked=asked,
+                                                   argument="skip_duplicate_check")
+        if (existing := check.duplicate) is not None:
+            return views.result(f"Already saved (id: {existing.memory.id})",
+                                {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
         memory = services.memories.capture(caller(), command)
         scope = written_scope(memory.namespace)
+        skipped = {"duplicate_check": check.skipped} if check.skipped else {}
+        said = f"Saved (id: {memory.id})" + (f"; duplicate check {check.skipped}" if check.skipped else "")
         if async_:
-            return views.result(f"Saved (id: {memory.id})", {"id": memory.id, "enrichment": "queued", "scope": scope})
+            return views.result(said, {"id": memory.id, "enrichment": "queued", **skipped, "scope": scope})
         settled = wait_for_enrichment(services.store, memory)
         state = settled.enrichment.state.value
         note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
                 "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
-        return views.result(f"Saved (id: {memory.id}){note}", {"id": memory.id, "enrichment": state, "scope": scope})
+        return views.result(f"{said}{note}", {"id": memory.id, "enrichment": state, **skipped, "scope": scope})
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
     def search_memory(
@@ -187,13 +190,16 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         metadata: Annotated[dict[str, Any] | None, Field(description="New metadata, replacing the old; content is kept when omitted.")] = None,
         user_id: UserId = None,
     ) -> CallToolResult:
-        """Change a memory's content and/or metadata (at least one). The version goes up and the change is kept in its history; the answer is the updated memory as JSON."""
+        """Change a memory's content and/or metadata (at least one). The version goes up and the change is kept in its history; the answer is the updated memory as JSON (a key without memory:read: only its id, version and what this call changed)."""
         if content is None and metadata is None:
             raise ValidationFailed("content and metadata: give at least one of them")
-        owned(memory_id, user_id)
-        edited = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata))
-        data = views.memory(edited)
-        return views.result(views.as_json(data), {**data, "scope": written_scope(edited.namespace)})
+        owner = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
+        try:  # memory:write alone (the table): the service finds the memory, no read and no retrieval charged
+            updated = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata), owner=owner)
+        except NotFoundError as exc:
+            raise NotFoundError(f"Memory not found: {memory_id}") from exc
+        data = views.memory(updated) if caller().allows(Permission.READ) else views.changed(updated, content, metadata)
+        return views.result(views.as_json(data), {**data, "scope": written_scope(updated.namespace)})
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
     def get_all_memories(
@@ -230,8 +236,10 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
     def delete_memory(memory_id: MemoryId) -> CallToolResult:
         """Delete a memory: soft (archived; out of search and listings at once; reopen it to undo). Answers "Deleted"."""
-        owned(memory_id, None)
-        memory = services.memories.archive(caller(), memory_id)
+        try:  # memory:delete alone (the table): no read of the memory first
+            memory = services.memories.archive(caller(), memory_id)
+        except NotFoundError as exc:
+            raise NotFoundError(f"Memory not found: {memory_id}") from exc
         return views.result("Deleted", {"id": memory.id, "status": memory.status.value, "scope": written_scope(memory.namespace)})
 
     @server.tool(title="Find duplicate memories", read_only=False, destructive=True, idempotent=True)
@@ -257,8 +265,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     @server.tool(title="Sync status", read_only=True, destructive=False, idempotent=True)
     def sync_status() -> CallToolResult:
         """Background enrichment of your memories, from the store: pending and failed counts (failed ones sit in the dead-letter queue); admin keys also see the queue-wide depths."""
-        principal = caller()
-        status = services.status.for_tenant(principal.tenant, operator=principal.allows(Permission.ADMIN))
+        status = services.status.read(caller(), queue=True)  # memory:read, as GET /v1/status
         text = ("All operations complete" if not status.pending and not status.failed
                 else f"Pending: {status.pending}; failed (in the dead-letter queue): {status.failed}")
         if status.queue is not None:
@@ -275,9 +282,8 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
 
     @server.tool(title="Extract entities", read_only=True, destructive=False, idempotent=True)
     def extract_entities(text: Annotated[str, Field(min_length=1, max_length=8192, description="The text to analyse.")]) -> CallToolResult:
-        """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing."""
-        caller()
-        found = services.extractor.extract(text)
+        """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing; needs memory:write and counts one write (the extractor is the model a capture's enrichment calls)."""
+        found = services.extraction.extract(caller(), text)  # memory:write, one writes unit (the table)
         data = {"entities": [e.model_dump() for e in found.entities], "relationships": [f.model_dump() for f in found.facts]}
         return views.result(views.as_json(data), data)
 
@@ -317,21 +323,22 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         api_key: Annotated[str | None, Field(max_length=512, description="source=mem0_api: your mem0 api key (used by the job, never stored).")] = None,
         user_id: UserId = None,
         batch_size: Annotated[int, Field(ge=1, le=500, description="Items per chunk when the import runs as a job, 1-500.")] = 50,
-        skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content).")] = True,
+        skip_duplicates: Annotated[bool, Field(description="true: skip items the user already has (by source id, else by content). A key without memory:read compares by source id only (the answer says so); true from such a key is refused.")] = True,
     ) -> CallToolResult:
         """Import memories: each item needs memory or content, optional metadata and id (its source id: a rerun skips items already imported). Up to 200 items: imported at once, answering imported/skipped/failed counts with reasons. More, and every mem0_api pull (all pages, no 1,000 cap): a background job, answered with its job id; GET /v1/jobs/{job_id} reports progress and the counts."""
+        asked = skip_duplicates if given("skip_duplicates") else None  # None: the default (permissions.content_check)
         if (api_key is not None) != (source == "mem0_api"):
             raise ValidationFailed("api_key: used with source mem0_api, and only there")
         if source == "mem0_api":
             if data is not None or file_path is not None:
                 raise ValidationFailed("source: mem0_api takes api_key (and neither data nor file_path)")
             return views.job_started(services.jobs.import_mem0(caller(), api_key or "", user_id=user(user_id),
-                                                               skip_duplicates=skip_duplicates), "the mem0 import")
+                                                               skip_duplicates=asked), "the mem0 import")
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
         payload = data if source == "json" else services.import_files.read(file_path or "")
         done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
-                                          skip_duplicates=skip_duplicates, chunk=batch_size)
+                                          skip_duplicates=asked, chunk=batch_size)
         if isinstance(done, JobReceipt):
             return views.job_started(done, "the import")
         return views.imported(done, {"tenant": caller().tenant, "user_id": user(user_id)})

@@ -16,7 +16,7 @@ from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
 from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Connection, Neighbourhood, Overview
-from mnemo.services.duplicates import DedupReport
+from mnemo.services.duplicates import DedupReport, Withheld
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
 from mnemo.surfaces.views import one_line
@@ -39,6 +39,12 @@ def memory(m: Memory) -> dict[str, Any]:
         "version": m.version, "enrichment": m.enrichment.state.value, "created_at": m.created_at.isoformat(),
         "updated_at": m.updated_at.isoformat(),
     }
+
+
+def changed(m: Memory, content: str | None, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """An update's answer to a key that may write but not read: what it just wrote, never the rest
+    (the content a metadata-only change kept is a read)."""
+    return {"id": m.id, "version": m.version, **({"content": m.raw} if content is not None else {}), **({"metadata": m.metadata} if metadata is not None else {})}
 
 
 def found(hits: list[ScoredMemory], user_id: str, cache: str) -> CallToolResult:
@@ -109,6 +115,10 @@ def connections(start: str, found_paths: list[Connection]) -> CallToolResult:
     return result(as_json(data), data)
 
 
+def _text(m: Memory | Withheld) -> str:
+    return f": {one_line(m.raw)}" if isinstance(m, Memory) else ""  # Withheld: a key without memory:read
+
+
 def deduplicated(report: DedupReport) -> CallToolResult:
     repeats = sum(len(g.repeats) for g in report.groups)
     head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; "
@@ -117,8 +127,8 @@ def deduplicated(report: DedupReport) -> CallToolResult:
         head += " More memories remain beyond this scan: apply, then run again to continue."
     lines = [head]
     for group in report.groups:
-        lines.append(f"Keep {group.keep.id} ({group.reason}): {one_line(group.keep.raw)}")
-        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]: {one_line(d.memory.raw)}" for d in group.repeats]
+        lines.append(f"Keep {group.keep.id} ({group.reason}){_text(group.keep)}")
+        lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]{_text(d.memory)}" for d in group.repeats]
     lines += [f"Skipped {s.id}: {one_line(s.reason)}" for s in report.skipped]
     if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
@@ -130,6 +140,8 @@ def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
     text = f"Imported {len(report.imported)}, skipped {len(report.skipped)}, failed {len(report.failed)}"
     if report.facts_imported:  # only an export's recorded facts bring any
         text += f"; recorded facts imported {len(report.facts_imported)}"
+    if report.duplicate_check:
+        text += f"; duplicate check {report.duplicate_check}"
     details = [f"item {f.index}: skipped, {one_line(f.reason)}" for f in report.skipped]  # a reason quotes item fields
     details += [f"item {f.index}: failed, {one_line(f.reason)}" for f in report.failed]
     return result("\n".join([text, *details]), {**report.model_dump(mode="json"), "scope": scope})
@@ -138,4 +150,5 @@ def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
 def job_started(receipt: JobReceipt, what: str) -> CallToolResult:
     return result(f"Started {what} as job {receipt.job_id} ({receipt.kind.value}, {receipt.status.value}). It runs in the "
                   f"background: check it with GET /v1/jobs/{receipt.job_id} (needs memory:read); it reports progress "
-                  "and the imported/skipped/failed or archived counts with the first reasons.", receipt)
+                  "and the imported/skipped/failed or archived counts with the first reasons."
+                  + (f" Duplicate check {receipt.duplicate_check}." if receipt.duplicate_check else ""), receipt)

@@ -19,6 +19,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -33,10 +34,19 @@ from mnemo.errors import MnemoError
 from mnemo.surfaces.errors import problem
 from mnemo.surfaces.principal import current_principal
 
-__all__ = ["ProfileError", "ProfileServer", "Wording", "caller"]
+__all__ = ["ProfileError", "ProfileServer", "Wording", "caller", "given"]
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+_GIVEN: ContextVar[frozenset[str]] = ContextVar("mnemo_given_arguments", default=frozenset())
+
+
+def given(argument: str) -> bool:
+    """Whether the current call named `argument` (the tool receives its default otherwise): an explicit
+    value can mean more than the default, e.g. a request a key's scopes refuse (permissions.content_check)."""
+    return argument in _GIVEN.get()
 
 
 def caller() -> Principal:
@@ -82,8 +92,8 @@ class Wording:
             return problem(exc, texts=self.texts, noun="argument", names=self.names).message
         for kind in type(exc).__mro__:
             if kind in self.errors:
-                return self.errors[kind].format_map(_Arguments(arguments, message=exc.message))
-        return problem(exc).message
+                return self.errors[kind].format_map(_Arguments(arguments, message=exc.worded(self.names)))
+        return problem(exc, names=self.names).message
 
     def unknown(self, tool: str, names: list[str], accepted: list[str]) -> str:
         return self.unknown_arguments.format(
@@ -165,6 +175,7 @@ class ProfileServer(MCPServer):
         except ValidationError as exc:
             logger.info("tool %r rejected arguments: %r", name, sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]}))
             return _error_result(self.wording.failure(exc, arguments), "validation_error", self.error_envelope)
+        token = _GIVEN.set(frozenset(arguments))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -172,3 +183,5 @@ class ProfileServer(MCPServer):
                 logger.info("tool %r failed: %s", name, type(exc.__cause__.__cause__).__name__)
                 return _error_result(str(exc.__cause__), exc.__cause__.code, self.error_envelope)
             raise
+        finally:
+            _GIVEN.reset(token)

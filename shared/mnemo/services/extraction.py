@@ -1,0 +1,26 @@
+"""Extract entities from a text without storing it (r3 `extract_entities`): an operation of the
+permission table (`memory:write`) and of the meter (one `writes` unit), since it calls the same model
+(Bedrock in production) a capture's enrichment calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mnemo.domain.extraction import Extraction
+from mnemo.domain.models import Principal
+from mnemo.ports import Extractor
+from mnemo.services.metering import Meter
+from mnemo.services.permissions import Operation, authorize
+
+
+class EntityExtraction:
+    def __init__(self, extractor: Callable[[], Extractor], *, meter: Meter) -> None:
+        self._extractor = extractor  # a factory: building a model client is paid by the first call
+        self._meter = meter
+
+    def extract(self, principal: Principal, text: str) -> Extraction:
+        """The entities and facts the configured extractor finds in `text`; refused (nothing called)
+        without `memory:write` or when the tenant's `writes` limit is reached."""
+        authorize(principal, Operation.EXTRACT)
+        self._meter.charge(principal, Operation.EXTRACT)
+        return self._extractor().extract(text)
