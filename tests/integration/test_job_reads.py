@@ -3,7 +3,7 @@ the key may not read, is 404 for every key (the docs' answer), never a 403 that 
 
 from __future__ import annotations
 
-from tests.integration.conftest import auth
+from tests.integration.conftest import OTHER_KEY, auth
 
 
 def test_unknown_and_unreadable_jobs_are_404_for_every_key(http, container) -> None:  # noqa: ANN001
@@ -17,12 +17,27 @@ def test_unknown_and_unreadable_jobs_are_404_for_every_key(http, container) -> N
             assert response.status_code == 404, response.text
             assert response.json()["error"] == {"code": "not_found", "message": f"job {job_id} not found"}
     assert http.get("/v1/jobs/nope", headers=auth()).status_code == 404  # admin: 404 too
-    # an import job: memory:read reads it; the write-only key that started it is told the scope it needs
+
+
+
+def test_a_job_the_key_may_not_read_answers_as_an_unknown_id(http, container) -> None:  # noqa: ANN001
+    """A key without memory:read, another tenant's key: an existing import job answers exactly what an
+    unknown id answers (status and body), never a 403 that would confirm the id exists."""
+    reader = container.keys.create("local", "reader", ["memory:read"]).secret
+    writer = container.keys.create("local", "writer", ["memory:write"]).secret
+    deleter = container.keys.create("local", "deleter", ["memory:delete"]).secret
     started = http.post("/v1/import", headers=auth(writer), json={"data": [{"content": f"note {i}"} for i in range(201)]})
+    assert started.status_code == 202, started.text
     job = started.json()["job_id"]
+    # control: a key with memory:read reads it (and the admin key)
     assert http.get(f"/v1/jobs/{job}", headers=auth(reader)).json()["kind"] == "import"
-    refused = http.get(f"/v1/jobs/{job}", headers=auth(writer))
-    assert refused.status_code == 403 and "'memory:read' scope" in refused.json()["error"]["message"]
+    assert http.get(f"/v1/jobs/{job}", headers=auth()).json()["kind"] == "import"
+    for key in (writer, deleter, OTHER_KEY):  # OTHER_KEY: another tenant's admin  # the writer started it, yet may not read it: as if it did not exist
+        refused = http.get(f"/v1/jobs/{job}", headers=auth(key))
+        unknown = http.get("/v1/jobs/00000000-0000-4000-8000-000000000000", headers=auth(key))
+        assert refused.status_code == unknown.status_code == 404, refused.text
+        assert refused.json()["error"] == {"code": "not_found", "message": f"job {job} not found"}
+        assert unknown.json()["error"]["message"] == "job 00000000-0000-4000-8000-000000000000 not found"
 
 
 def test_a_job_started_by_a_user_bound_key_reports_its_user(http, container) -> None:  # noqa: ANN001

@@ -111,7 +111,7 @@ def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - o
         Row("GET /v1/paths", (O.TRAVERSE_FACTS,), r("GET", f"/v1/paths?from={w['ana']}&to={w['umbrella']}")),
         Row("POST /v1/import", (O.IMPORT,), r("POST", "/v1/import", {"data": [{"content": "An imported note"}]})),
         Row("GET /v1/export", (O.EXPORT,), r("GET", "/v1/export?user_id=default")),
-        Row("GET /v1/jobs/{job_id}", (O.READ_WORK_JOB,), r("GET", f"/v1/jobs/{w['job']}")),
+        Row("GET /v1/jobs/{job_id}", (O.READ_WORK_JOB,), r("GET", f"/v1/jobs/{w['job']}"), refusal="not_found"),
         Row("GET /v1/jobs/{job_id}", (O.READ_JOB,), r("GET", f"/v1/jobs/{w['erasure']}"), refusal="not_found"),
         Row("GET /v1/usage", (), r("GET", "/v1/usage")),
         Row("POST /v1/keys", (O.MANAGE_KEYS,), r("POST", "/v1/keys", {"name": "made", "scopes": ["memory:read"]})),

@@ -46,6 +46,12 @@ def test_rest_words(http, container, reader) -> None:  # noqa: ANN001
     absent = error(http.patch(f"/v1/memories/{memory}", headers=auth(), json={"edit_request": "replace 'noon' with 'ten'"}))
     assert absent == (400, "unsupported_edit", "edit_request: the text 'noon' does not occur in the memory's text; nothing was changed")
     assert "raw_text" not in vague[2] + absent[2] and "thought" not in vague[2] + absent[2]
+    # a validation error names REST's field: the service checks raw_text, REST words it content
+    too_long = error(http.patch(f"/v1/memories/{memory}", headers=auth(), json={"content": "z" * 9000}))
+    assert too_long == (400, "validation_error", "content: must be at most 8192 bytes (8 KB); it is 9000 bytes")
+    nothing = error(http.patch(f"/v1/memories/{memory}", headers=auth(), json={"edit_request": "  "}))
+    assert nothing == (400, "validation_error",
+                       "body: give content (replaces the whole text), edit_request (a change in plain language), metadata or status")
     assert error(http.post("/v1/memories", headers=auth(reader), json={"content": "x"})) == (
         403, "missing_scope", "to capture a memory, this API key needs the 'memory:write' scope (it has: memory:read)")
     at_the_write_cap(container)
@@ -57,6 +63,9 @@ def test_thought_tools_words(http, container, reader) -> None:  # noqa: ANN001
     assert text(mcp_call(http, "edit_thought", {"thought_id": "nope", "raw_text": "x"})) == "thought nope not found"
     vague = text(mcp_call(http, "edit_thought", {"thought_id": memory, "edit_request": "make it nicer please"}))
     assert "pass raw_text to replace the whole text" in vague, vague  # /mcp's own field name: the control for REST's
+    too_long = text(mcp_call(http, "edit_thought", {"thought_id": memory, "raw_text": "z" * 9000}))
+    assert too_long == "raw_text: must be at most 8192 bytes (8 KB); it is 9000 bytes"  # the tool's argument, not REST's
+    assert "raw_text" in text(mcp_call(http, "edit_thought", {"thought_id": memory, "edit_request": "  "}))  # REST's control
     assert text(mcp_call(http, "capture_thought", {"raw": "x"}, reader)) == (
         "to capture a memory, this API key needs the 'memory:write' scope (it has: memory:read)")
     at_the_write_cap(container)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mnemo.services.jobs as jobs_module
 from tests.integration.conftest import auth, mcp_call
 from tests.integration.test_bound_key_probes import new_key, text_of
 
@@ -92,3 +93,35 @@ def test_mcp_writes_echo_the_scope_and_keep_the_seeds_text(http) -> None:  # noq
     assert fact["scope"] == {**default, "group_id": "default"}
     gone = structured(mcp_call(http, "retract", {"edge_uuid": fact["edge"]["uuid"]}, path="/mcp/facts"))
     assert gone["scope"] == fact["scope"]
+
+
+def test_deduplications_and_job_receipts_echo_the_user_they_write(http, monkeypatch) -> None:  # noqa: ANN001
+    """r3 deduplicate_memories(dry_run=false), and every job-start receipt (r3 import, r3 deduplication,
+    REST 202 of POST /v1/import), carry `scope` beside their unchanged text; a bound key's own user."""
+    for content in ("Cai keeps bees.", "Cai keeps bees."):
+        mcp_call(http, "add_memory", {"content": content, "user_id": "cai", "skip_duplicate_check": True}, path="/mcp/r3")
+    dry = mcp_call(http, "deduplicate_memories", {"user_id": "cai"}, path="/mcp/r3")
+    assert "scope" not in structured(dry)  # control: a dry run writes nothing
+    applied = mcp_call(http, "deduplicate_memories", {"user_id": "cai", "dry_run": False}, path="/mcp/r3")
+    assert text_of(applied).startswith("Found 1 duplicate groups among 2 memories; archived 1, skipped 0.\nKeep ")
+    assert structured(applied)["scope"] == {"tenant": "local", "user_id": "cai"} and structured(applied)["archived"]
+
+    many = [{"content": f"Dee's note {i}."} for i in range(201)]
+    dee = new_key(http, "dee")  # a bound key naming no user: its own user is the one written
+    started = mcp_call(http, "import_memories", {"source": "json", "data": many}, key=dee, path="/mcp/r3")
+    job_id = structured(started)["job_id"]
+    assert text_of(started).startswith(f"Started the import as job {job_id} (import, queued). It runs in the background")
+    assert structured(started)["scope"] == {"tenant": "local", "user_id": "dee"} and "scope" not in text_of(started)
+
+    rest = http.post("/v1/import", json={"data": many}, headers=auth(dee))
+    assert rest.status_code == 202 and rest.headers["location"] == f"/v1/jobs/{rest.json()['job_id']}"
+    assert rest.json()["scope"] == {"tenant": "local", "user_id": "dee"} and rest.json()["user_id"] == "dee"
+    unbound = http.post("/v1/import", json={"data": many, "user_id": "eve"}, headers=auth()).json()
+    assert unbound["scope"] == {"tenant": "local", "user_id": "eve"}  # control: the user an unbound key named
+
+    monkeypatch.setattr(jobs_module, "SYNC_DEDUP_LIMIT", 1)  # 2 live memories: a job
+    for content in ("Fay rows.", "Fay rows!"):
+        mcp_call(http, "add_memory", {"content": content, "user_id": "fay", "skip_duplicate_check": True}, path="/mcp/r3")
+    job = mcp_call(http, "deduplicate_memories", {"user_id": "fay", "dry_run": False}, path="/mcp/r3")
+    assert text_of(job).startswith(f"Started the deduplication as job {structured(job)['job_id']} (deduplicate, queued)")
+    assert structured(job)["scope"] == {"tenant": "local", "user_id": "fay"}

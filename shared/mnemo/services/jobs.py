@@ -119,13 +119,12 @@ class JobService:
         return self._start(self._new(principal, JobKind.DEDUPLICATE, user_id, threshold=threshold), [])
 
     def get(self, principal: Principal, job_id: str) -> JobReceipt | ErasureReceipt:
-        """Any job of the caller's tenant. An unknown id, and a job the key may not read (another user's,
-        to a user-bound key; an erasure job, to a key without admin), is 404 for every key (never an
-        existence oracle). An import or deduplication job the key may see needs `memory:read` (403
-        naming it: the key that started an import learns which scope reads its progress)."""
+        """Any job of the caller's tenant. An unknown id, and a job the key may not read (another tenant's;
+        another user's, to a user-bound key; an import or deduplication job, to a key without
+        `memory:read`; an erasure job, to a key without admin), is the same 404 for every key: a
+        different answer would tell that a job with that id exists (an existence oracle)."""
         job = self._jobs.get(principal.tenant, job_id)
-        if job is not None and principal.sees(job.user_id):
-            authorize(principal, Operation.READ_WORK_JOB)
+        if job is not None and principal.sees(job.user_id) and principal.allows(REQUIRED[Operation.READ_WORK_JOB]):
             return job.receipt()
         if job is None and principal.allows(REQUIRED[Operation.READ_JOB]):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all

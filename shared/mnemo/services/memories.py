@@ -51,7 +51,7 @@ from mnemo.ports import (
 )
 from mnemo.services import idempotency
 from mnemo.services.metering import Meter
-from mnemo.services.permissions import Operation, authorize, status_change
+from mnemo.services.permissions import Operation, authorize, blind_plan, status_change
 from mnemo.services.user_fence import Admission, WriteFence
 
 logger = logging.getLogger(__name__)
@@ -362,7 +362,7 @@ class MemoryService:
             text, detail = command.raw_text, "text replaced"
             applied.append("replaced the whole text (raw_text)")
         elif command.edit_request:
-            plan = self._plan(command.edit_request, current.raw, plans)
+            plan = blind_plan(principal, command.edit_request, self._plan(command.edit_request, current.raw, plans))
             outcome = apply_plan(current.raw, current.status, plan, help_text=self._interpreter().help)  # type: ignore[misc]
             asked = {op.status for op in plan.operations if isinstance(op, SetStatus)}
             if command.status is not None and asked and asked != {command.status}:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from mnemo.domain.edits import DeleteSpan, EditPlan, ReplaceSpan, SetText
 from mnemo.domain.models import Permission, Principal, Status
 from mnemo.errors import ForbiddenError
 
-__all__ = ["CHECK_SKIPPED", "REQUIRED", "Operation", "authorize", "content_check", "status_change"]
+__all__ = ["CHECK_SKIPPED", "REQUIRED", "Operation", "authorize", "blind_plan", "content_check", "status_change"]
 
 
 class Operation(StrEnum):
@@ -108,3 +109,30 @@ def status_change(before: Status, after: Status) -> Operation | None:
     if before == Status.ARCHIVED and after != Status.ARCHIVED:
         return Operation.UNARCHIVE
     return None
+
+
+BLIND_REFUSAL = ("the interpreter did not apply it (its reason is not shown to an API key without 'memory:read': "
+                 "it may quote the memory's text)")
+
+
+def blind_plan(principal: Principal, request: str, plan: EditPlan) -> EditPlan:
+    """The edit plan a key may apply, checked before the plan meets the text. Editing needs only
+    `memory:write`, but a key without `memory:read` must not learn the text through an edit: a span edit
+    ("replace 'X' with ...", "delete 'X'") succeeds or fails by whether X occurs (and how often), so it
+    is refused for such a key whatever the text says, naming edit_request and the scope; so is a
+    whole-text rewrite the request does not itself contain (an LLM's rewrite of the old text). Appending,
+    setting a text the request gives, and status changes read nothing. An interpreter's refusal reason
+    may quote the text, so such a key gets a fixed one."""
+    if principal.allows(REQUIRED[Operation.READ]):
+        return plan
+    if plan.refusal is not None:
+        return EditPlan.refuse(BLIND_REFUSAL)
+    given = " ".join(request.split())
+    for op in plan.operations:
+        if isinstance(op, ReplaceSpan | DeleteSpan) or (isinstance(op, SetText) and " ".join(op.text.split()) not in given):
+            held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
+            raise ForbiddenError(
+                f"edit_request: changing part of the text finds words in the memory's text, which reads it; this API "
+                f"key needs the 'memory:read' scope for that (it has: {held}); pass raw_text to replace the whole text, "
+                "or ask to append text, archive, complete or reopen; nothing was changed", fields=("raw_text",))
+    return plan

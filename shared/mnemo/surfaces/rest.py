@@ -90,6 +90,9 @@ class UpdateMemory(BaseModel):
         if self.content is not None and self.edit_request is not None:
             raise ValueError("content and edit_request: give one of them; content replaces the whole text as given, "
                              "edit_request describes a change in plain language")
+        if self.content is None and not (self.edit_request and self.edit_request.strip()) and self.metadata is None and self.status is None:
+            # checked here, not left to EditCommand, whose message names the thought tools' raw_text
+            raise ValueError("give content (replaces the whole text), edit_request (a change in plain language), metadata or status")
         return self
 
 

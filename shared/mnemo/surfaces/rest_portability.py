@@ -16,6 +16,7 @@ from mnemo.services.imports import ImportReport, items_of
 from mnemo.services.jobs import SYNC_IMPORT_LIMIT
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.views import user_scope
 
 router = APIRouter(prefix="/v1", tags=["import and export"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
@@ -44,7 +45,11 @@ class ImportAnswer(ImportReport):
         "The effective namespace written: tenant and user (each item's agent_id and group_id say the rest)."))
 
 
-@router.post("/import", response_model=ImportAnswer, responses={202: {"model": JobReceipt, "description": (
+class StartedJob(JobReceipt):
+    scope: dict[str, str] = Field(description="The effective namespace the job writes: tenant and user.")
+
+
+@router.post("/import", response_model=ImportAnswer, responses={202: {"model": StartedJob, "description": (
     f"More than {SYNC_IMPORT_LIMIT} items: a job, read at the Location (GET /v1/jobs/{{job_id}}).")}})
 def import_memories(body: ImportRequest, caller: Caller, container: Services) -> Any:
     """Import memories: each item is imported, skipped or failed, with the reason; the answer lists each.
@@ -52,10 +57,10 @@ def import_memories(body: ImportRequest, caller: Caller, container: Services) ->
     asked = body.skip_duplicates if "skip_duplicates" in body.model_fields_set else None  # None: the default
     result = container.jobs.import_items(caller, items_of(body.data), user_id=body.user_id, skip_duplicates=asked)
     if isinstance(result, JobReceipt):
-        return JSONResponse(result.model_dump(mode="json"), status_code=202,
+        started = StartedJob(**result.model_dump(), scope=user_scope(caller.tenant, result.user_id))
+        return JSONResponse(started.model_dump(mode="json"), status_code=202,
                             headers={"location": f"/v1/jobs/{result.job_id}", "cache-control": "no-store"})
-    scope = {"tenant": caller.tenant, "user_id": caller.user_for(body.user_id)}
-    return ImportAnswer(**result.model_dump(), scope=scope)
+    return ImportAnswer(**result.model_dump(), scope=user_scope(caller.tenant, caller.user_for(body.user_id)))
 
 
 @router.get("/export", response_model=ExportPage, responses={200: {"content": {NDJSON: {}}}})

@@ -23,6 +23,12 @@ def written_scope(namespace: Namespace | NamespaceFilter) -> dict[str, str]:
     return NamespaceFilter(**levels).levels()
 
 
+def user_scope(tenant: str, user_id: str) -> dict[str, str]:
+    """Where a write over a whole user landed (an import, a deduplication, a job started for either):
+    tenant and user, in `written_scope`'s shape (each memory's agent_id and group_id say the rest)."""
+    return written_scope(NamespaceFilter(tenant=tenant, user_id=user_id))
+
+
 def one_line(text: str) -> str:
     """Stored (or caller-given) text as it may appear inside a line-oriented text answer: every run of
     whitespace, line breaks of any kind included (\\r, \\n, U+2028, ...), becomes one space. A text

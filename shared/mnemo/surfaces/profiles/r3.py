@@ -48,7 +48,7 @@ from mnemo.services.imports import items_of
 from mnemo.services.permissions import Operation
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
-from mnemo.surfaces.views import written_scope
+from mnemo.surfaces.views import user_scope, written_scope
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -253,8 +253,8 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             return views.deduplicated(services.duplicates.deduplicate(caller(), user(user_id), similarity_threshold, dry_run=True))
         done = services.jobs.deduplicate(caller(), user(user_id), similarity_threshold)
         if isinstance(done, JobReceipt):
-            return views.job_started(done, "the deduplication")
-        return views.deduplicated(done)
+            return views.job_started(done, "the deduplication", caller().tenant)
+        return views.deduplicated(done, user_scope(caller().tenant, done.user_id))
 
     @server.tool(title="Cache statistics", read_only=True, destructive=False, idempotent=True)
     def cache_stats() -> CallToolResult:
@@ -333,14 +333,14 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             if data is not None or file_path is not None:
                 raise ValidationFailed("source: mem0_api takes api_key (and neither data nor file_path)")
             return views.job_started(services.jobs.import_mem0(caller(), api_key or "", user_id=user(user_id),
-                                                               skip_duplicates=asked), "the mem0 import")
+                                                               skip_duplicates=asked), "the mem0 import", caller().tenant)
         if (source == "json") != (data is not None) or (source == "json_file") != (file_path is not None):
             raise ValidationFailed(f"source: {source} takes {'data' if source == 'json' else 'file_path'} (and not the other)")
         payload = data if source == "json" else services.import_files.read(file_path or "")
         done = services.jobs.import_items(caller(), items_of(payload), user_id=user(user_id),
                                           skip_duplicates=asked, chunk=batch_size)
         if isinstance(done, JobReceipt):
-            return views.job_started(done, "the import")
-        return views.imported(done, {"tenant": caller().tenant, "user_id": user(user_id)})
+            return views.job_started(done, "the import", caller().tenant)
+        return views.imported(done, user_scope(caller().tenant, user(user_id)))
 
     return server

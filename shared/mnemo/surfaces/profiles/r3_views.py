@@ -19,7 +19,7 @@ from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Con
 from mnemo.services.duplicates import DedupReport, Withheld
 from mnemo.services.imports import ImportReport
 from mnemo.services.search_cache import CacheStats, OptimizeReport
-from mnemo.surfaces.views import one_line
+from mnemo.surfaces.views import one_line, user_scope
 
 NO_MEMORIES = "No memories found"
 
@@ -119,7 +119,8 @@ def _text(m: Memory | Withheld) -> str:
     return f": {one_line(m.raw)}" if isinstance(m, Memory) else ""  # Withheld: a key without memory:read
 
 
-def deduplicated(report: DedupReport) -> CallToolResult:
+def deduplicated(report: DedupReport, scope: dict[str, str] | None = None) -> CallToolResult:
+    """`scope`: where an applied deduplication (dry_run=false) archived; a dry run writes nothing."""
     repeats = sum(len(g.repeats) for g in report.groups)
     head = f"Found {len(report.groups)} duplicate groups among {report.scanned} memories; "
     head += f"would archive {repeats}." if report.dry_run else f"archived {len(report.archived)}, skipped {len(report.skipped)}."
@@ -132,7 +133,8 @@ def deduplicated(report: DedupReport) -> CallToolResult:
     lines += [f"Skipped {s.id}: {one_line(s.reason)}" for s in report.skipped]
     if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
-    return result("\n".join(lines), report)
+    data = report.model_dump(mode="json")
+    return result("\n".join(lines), data if scope is None else {**data, "scope": scope})
 
 
 def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
@@ -147,8 +149,10 @@ def imported(report: ImportReport, scope: dict[str, str]) -> CallToolResult:
     return result("\n".join([text, *details]), {**report.model_dump(mode="json"), "scope": scope})
 
 
-def job_started(receipt: JobReceipt, what: str) -> CallToolResult:
+def job_started(receipt: JobReceipt, what: str, tenant: str) -> CallToolResult:
+    """The job's receipt and `scope`, the tenant and user the job writes (the text stays as it was)."""
     return result(f"Started {what} as job {receipt.job_id} ({receipt.kind.value}, {receipt.status.value}). It runs in the "
                   f"background: check it with GET /v1/jobs/{receipt.job_id} (needs memory:read); it reports progress "
                   "and the imported/skipped/failed or archived counts with the first reasons."
-                  + (f" Duplicate check {receipt.duplicate_check}." if receipt.duplicate_check else ""), receipt)
+                  + (f" Duplicate check {receipt.duplicate_check}." if receipt.duplicate_check else ""),
+                  {**receipt.model_dump(mode="json"), "scope": user_scope(tenant, receipt.user_id)})
