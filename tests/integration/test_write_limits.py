@@ -119,3 +119,31 @@ def test_search_skips_an_unreadable_item(http, aws, container) -> None:
     bad_id = plant_unreadable(aws, good, '{"a":"\\udc80"}')
     found = container.memories._store.get_many("local", [bad_id, good["id"]])  # the batch read search hydrates with
     assert [m.id for m in found] == [good["id"]]
+
+
+def test_an_item_dynamodb_refuses_as_invalid_is_a_permanent_400_never_retry_shortly(container, principal) -> None:  # noqa: ANN001
+    """Issue 26 item 4: a write DynamoDB refuses as malformed (here an item past 400 KB, which the edge
+    would have caught: the store is called directly, as a path that missed a limit would) is a
+    validation error naming no AWS internals, never a 503 "retry shortly"; nothing is stored. Control:
+    the same memory at a legal size is stored through the same call."""
+    from mnemo.domain.commands import CaptureCommand
+    from mnemo.domain.models import Activity
+    from mnemo.errors import DependencyError, ValidationFailed
+    from mnemo.services.memories import new_memory
+
+    def memory(text: str):  # noqa: ANN202
+        built = new_memory(principal, CaptureCommand(raw="placeholder", user_id="lim"), f"id-{len(text)}", now=container.clock())
+        return built.model_copy(update={"raw": text, "normalized_text": text})
+
+    def line(m):  # noqa: ANN001, ANN202
+        return Activity(memory_id=m.id, version=1, action="created", actor="test", at=container.clock(), detail="captured")
+
+    huge = memory("x" * 420_000)
+    with pytest.raises(ValidationFailed) as refused:
+        container.store.put_new(huge, line(huge))
+    assert not isinstance(refused.value, DependencyError)
+    assert "retry shortly" not in refused.value.message and "ValidationException" not in refused.value.message
+    assert container.store.get("local", huge.id) is None
+    legal = memory("a legal text")
+    container.store.put_new(legal, line(legal))
+    assert container.store.get("local", legal.id) is not None

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 
 from mnemo.domain.limits import check_metadata
 from mnemo.domain.models import Activity, EnrichmentState, Memory
-from mnemo.errors import DependencyError
+from mnemo.errors import DependencyError, MnemoError, ValidationFailed
 
 MEMORY_SK = "MEMORY"
 HISTORY_PREFIX = "H#"
@@ -195,11 +195,17 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
 
 
-def dependency_error(exc: Exception, what: str) -> DependencyError:
-    """A failed DynamoDB call as the caller sees it: `what` is busy (throttled) or unavailable. The AWS
-    error code goes to the operator's log, never into the caller's message."""
+def dependency_error(exc: Exception, what: str) -> MnemoError:
+    """A failed DynamoDB call as the caller sees it: `what` is busy (throttled) or unavailable, or, for a
+    request DynamoDB refuses as malformed (`ValidationException`: an item past 400 KB, an attribute past
+    a key limit), a permanent validation error: a retry would fail the same way, so "retry shortly"
+    would be a lie (issue 26 item 4). The edge validates every known limit first; this is the backstop.
+    The AWS error code goes to the operator's log, never into the caller's message."""
     code = error_code(exc) if isinstance(exc, ClientError) else type(exc).__name__
     logging.getLogger(__name__).warning("%s call failed", what, extra={"error_code": code})
+    if code == "ValidationException":
+        return ValidationFailed(f"request: {what} refused it as invalid (an item over DynamoDB's 400 KB limit, or a "
+                                "value past a key limit); nothing was changed, and retrying will not help")
     if code in _THROTTLED:
         return DependencyError(f"{what} is busy (throttled); retry after a short wait")
     return DependencyError(f"{what} unavailable; retry shortly")

@@ -56,7 +56,7 @@ from mnemo.domain.graph import (
 )
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
-from mnemo.errors import ConflictError, DependencyError, NotFoundError, retry_on_conflict
+from mnemo.errors import ConflictError, MnemoError, NotFoundError, retry_on_conflict
 from mnemo.ports import DerivedFacts, ErasedFacts, RecordedPage
 
 _BATCH_GET_LIMIT = 100
@@ -469,5 +469,5 @@ def _read_once(prefetched: Fact | None, read: Callable[[], Fact | None]) -> Call
     return lambda: answers.pop() if answers else read()
 
 
-def _dependency(exc: Exception) -> DependencyError:
+def _dependency(exc: Exception) -> MnemoError:
     return dependency_error(exc, "fact store")

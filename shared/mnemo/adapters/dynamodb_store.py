@@ -35,7 +35,7 @@ from mnemo.adapters.dynamodb_codec import (
 from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.errors import ConflictError, DependencyError, UnreadableError
+from mnemo.errors import ConflictError, MnemoError, UnreadableError
 from mnemo.ports import BrowseQuery
 
 logger = logging.getLogger(__name__)
@@ -338,5 +338,5 @@ def _report(exc: UnreadableItemError) -> None:
     logger.error("unreadable memory item (reported once per process); erase it or repair it", extra={"item": key})
 
 
-def _dependency(exc: Exception) -> DependencyError:
+def _dependency(exc: Exception) -> MnemoError:
     return dependency_error(exc, "memory store")
