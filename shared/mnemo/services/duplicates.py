@@ -188,9 +188,12 @@ class DuplicateService:
                 return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
             try:  # an archive, like any other: never metered (docs/tenancy.md "What counts")
                 self._memories.archive(principal, memory.id, metadata={**memory.metadata, "duplicate_of": keep.id},
-                                       expected_version=memory.version, detail=f"duplicate of {keep.id}")
+                                       expected_version=memory.version, detail=f"duplicate of {keep.id}",
+                                       duplicate_of=keep.id)  # a pointer in the kept memory's collection too
                 return None
-            except NotFoundError:
+            except NotFoundError as exc:
+                if exc.ident == keep.id:  # erased (or its erasure begun) after the read above
+                    return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
                 return "erased since it was read"
             except ConflictError:
                 fresh = self._store.get(principal.tenant, memory.id)
