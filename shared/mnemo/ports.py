@@ -125,9 +125,12 @@ class MemoryStore(Protocol):
         """Batch read, one round trip per 100 ids; missing ids are skipped; order follows `memory_ids`.
         `consistent`: strongly consistent (the worker must see the version its task names)."""
 
-    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
+             duplicate_of: str | None = None) -> None:
         """Replace the memory if the stored one is still at `expected_version` and at the revision
-        `memory` was read at (else ConflictError); the stored revision becomes `memory.revision + 1`."""
+        `memory` was read at (else ConflictError); the stored revision becomes `memory.revision + 1`.
+        `duplicate_of` (deduplication's archive): also a pointer to the repeat in that kept memory's
+        collection, in the same write; NotFoundError (ident: the kept id) if it is gone or being erased."""
 
     def browse(self, query: BrowseQuery) -> Page: ...
 
@@ -144,6 +147,16 @@ class MemoryStore(Protocol):
         number of history items deleted. Derived items elsewhere are the graph's and fact store's."""
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]: ...
+
+    def repeats_of(self, tenant: str, kept_id: str) -> list[str]:
+        """The repeats deduplication archived as `duplicate_of` this memory (its pointers; a repeat may
+        have been reopened, edited or erased since)."""
+
+    def forget_repeat(self, tenant: str, kept_id: str, repeat_id: str) -> None:
+        """Delete the kept memory's pointer to this repeat (the repeat is being erased)."""
+
+    def scrub_history(self, tenant: str, memory_id: str, detail: str, replacement: str) -> int:
+        """Replace the detail of the memory's history lines that say exactly `detail`; how many."""
 
     def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int: ...
 

@@ -77,3 +77,60 @@ def test_at_the_write_cap_deduplication_still_archives_repeats_while_a_capture_i
     assert archived.status.value == "archived" and archived.metadata == {"duplicate_of": ids[0]}
     assert [container.store.get("local", i).status.value for i in (ids[0], ids[2])] == ["open", "open"]
     assert container.meter.usage("local").used[Counter.WRITES] == 3  # the archive counted nothing
+
+
+SKIPPED_AT_CAP = ("skipped: this tenant's monthly retrieval limit is reached, so no text was compared with stored "
+                  "memories (an import still skips items by their source id)")
+
+
+def test_a_duplicate_check_costs_one_retrieval_and_at_the_retrieval_cap_is_skipped_never_refusing_the_write(
+        http, container) -> None:  # noqa: ANN001
+    """A duplicate check is a similarity search: charged one `retrievals` unit, also when it finds the
+    duplicate (nothing stored). At the retrievals cap the check is skipped and the write proceeds,
+    saying so, as for a key without memory:read (docs/tenancy.md "Duplicate checks")."""
+    original = http.post("/v1/memories", json={"content": "My bank PIN is 4471.", "user_id": "rc"}, headers=auth()).json()["id"]
+
+    def used() -> dict[Counter, int]:
+        return container.meter.usage("local").used
+
+    before = used()
+    found = mcp_call(http, "/mcp/r3", "add_memory", {"content": "My bank PIN is 4471.", "user_id": "rc"})
+    assert text(found) == f"Already saved (id: {original})"
+    assert used()[Counter.RETRIEVALS] == before[Counter.RETRIEVALS] + 1  # the check that found it is charged
+    assert used()[Counter.WRITES] == before[Counter.WRITES]  # and nothing stored
+
+    copies = {"user_id": "rc", "data": [{"content": "My bank PIN is 4471."}] * 5 + [{"content": "The gym opens at 6."}]}
+    report = http.post("/v1/import", json=copies, headers=auth()).json()
+    assert len(report["skipped"]) == 5 and len(report["imported"]) == 1 and report.get("duplicate_check") is None
+    assert used()[Counter.RETRIEVALS] == before[Counter.RETRIEVALS] + 3  # one per distinct text compared
+
+    container.meter.configure("local", {Counter.RETRIEVALS: used()[Counter.RETRIEVALS]}, None)  # at the cap
+    saved = mcp_call(http, "/mcp/r3", "add_memory", {"content": "My bank PIN is 4471.", "user_id": "rc"})
+    assert not saved.get("isError") and text(saved).startswith("Saved (id: ")
+    assert text(saved).endswith(f"; duplicate check {SKIPPED_AT_CAP}")
+    assert saved["structuredContent"]["duplicate_check"] == SKIPPED_AT_CAP
+    imported = http.post("/v1/import", json=copies, headers=auth())
+    assert imported.status_code == 200, imported.text
+    assert len(imported.json()["imported"]) == 6 and imported.json()["duplicate_check"] == SKIPPED_AT_CAP
+    assert used()[Counter.RETRIEVALS] == before[Counter.RETRIEVALS] + 3  # the cap: nothing more charged
+    assert used()[Counter.WRITES] == before[Counter.WRITES] + 1 + 1 + 6  # the writes all proceeded
+    # the control: a search at the same cap is refused, so the cap is real and only the check is spared
+    search = http.post("/v1/search", json={"query": "bank PIN"}, headers=auth())
+    assert search.status_code == 429 and search.json()["error"]["message"] == "monthly retrieval limit reached"
+
+
+def test_at_the_retrieval_cap_an_import_job_imports_each_chunk_unchecked_and_says_so(http, container, aws) -> None:  # noqa: ANN001
+    from mnemo.services import jobs as jobs_module
+    from tests.integration.test_jobs import run_jobs
+
+    original = http.post("/v1/memories", json={"content": "My bank PIN is 4471.", "user_id": "rj"}, headers=auth())
+    copies = [{"content": "My bank PIN is 4471."}] * (jobs_module.SYNC_IMPORT_LIMIT + 1)
+    container.meter.configure("local", {Counter.RETRIEVALS: container.meter.usage("local").used[Counter.RETRIEVALS]}, None)
+    job = http.post("/v1/import", json={"user_id": "rj", "data": copies}, headers=auth())
+    assert job.status_code == 202, job.text
+    run_jobs(container, aws)
+    done = http.get(f"/v1/jobs/{job.json()['job_id']}", headers=auth()).json()
+    assert done["status"] == "completed" and done["summary"]["imported"] == len(copies), done
+    chunk = jobs_module.IMPORT_CHUNK
+    assert done["summary"]["reasons"][0] == f"items 0-{chunk - 1}: duplicate check {SKIPPED_AT_CAP}"
+    assert f"duplicate of {original.json()['id']}" not in str(done["summary"])  # nothing was compared

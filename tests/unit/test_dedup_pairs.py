@@ -20,7 +20,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 PAIRS = DATA / "dedup_pairs.jsonl"
 HELD_OUT = DATA / "dedup_pairs_heldout.txt"
 KINDS = {"exact_repeat", "paraphrase", "number", "date", "month", "weekday", "time", "name", "identifier",
-         "negation", "template", "substitution", "unrelated", "antonym", "preference"}
+         "negation", "template", "substitution", "unrelated", "antonym", "preference", "tense"}
 FIRST_SET = 234  # the pairs of commit 02b43d1 (the first 234 lines), 77 of them held out; later pairs are appended
 
 

@@ -51,7 +51,8 @@ class AtomicStore:
         with self._lock:
             return self._items.get(memory_id)
 
-    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
+             duplicate_of: str | None = None) -> None:
         self._jitter()
         with self._lock:
             current = self._items.get(memory.id)

@@ -9,7 +9,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters import dynamodb_sequence
+from mnemo.adapters import dynamodb_duplicates, dynamodb_sequence
 from mnemo.adapters.dynamodb_codec import (
     BROWSE_INDEXES,
     HISTORY_PREFIX,
@@ -35,7 +35,7 @@ from mnemo.adapters.dynamodb_codec import (
 from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.errors import ConflictError, MnemoError, UnreadableError
+from mnemo.errors import ConflictError, MnemoError, NotFoundError, UnreadableError
 from mnemo.ports import BrowseQuery
 
 logger = logging.getLogger(__name__)
@@ -131,9 +131,12 @@ class DynamoDbMemoryStore:
                 request = response.get("UnprocessedKeys") or {}
         return [found[i] for i in unique if i in found]
 
-    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
+             duplicate_of: str | None = None) -> None:
         """Conditional on both the content version and the revision read (so an enrichment result
-        cannot overwrite an edit, nor a stale enrichment state overwrite a newer one)."""
+        cannot overwrite an edit, nor a stale enrichment state overwrite a newer one). `duplicate_of`
+        (deduplication's archive, with its history line): the kept memory's `DUP#` pointer in the same
+        transaction, refused with NotFoundError naming the kept memory if it is gone or being erased."""
         written = memory.model_copy(update={"revision": memory.revision + 1})
         put = {
             "Put": {
@@ -154,8 +157,14 @@ class DynamoDbMemoryStore:
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             }
-            self._db.transact_write_items(TransactItems=[put, history])
+            pointer = ([] if duplicate_of is None else
+                       dynamodb_duplicates.pointer_items(self._table, memory.tenant, duplicate_of, memory.id))
+            self._db.transact_write_items(TransactItems=[put, history, *pointer])
         except ClientError as exc:
+            refused = None if duplicate_of is None else dynamodb_duplicates.refused_by(exc, 2)
+            if refused is not None:  # the kept memory, or this one, is gone or being erased
+                gone = duplicate_of if refused == "kept" else memory.id
+                raise NotFoundError(f"memory {gone} not found", subject="memory", ident=gone) from exc
             if error_code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
                 raise ConflictError(
                     f"memory {memory.id} changed concurrently (expected version {expected_version}); retry"
@@ -250,6 +259,15 @@ class DynamoDbMemoryStore:
         keys = collection_keys(self._call, self._table, memory_pk(tenant, memory_id))
         delete_items(self._call, self._table, keys)
         return sum(1 for _, sk in keys if sk.startswith(HISTORY_PREFIX))
+
+    def repeats_of(self, tenant: str, kept_id: str) -> list[str]:
+        return dynamodb_duplicates.repeats_of(self._call, self._table, tenant, kept_id)
+
+    def forget_repeat(self, tenant: str, kept_id: str, repeat_id: str) -> None:
+        dynamodb_duplicates.forget_repeat(self._call, self._table, tenant, kept_id, repeat_id)
+
+    def scrub_history(self, tenant: str, memory_id: str, detail: str, replacement: str) -> int:
+        return dynamodb_duplicates.scrub_history(self._call, self._table, tenant, memory_id, detail, replacement)
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         items = all_items(

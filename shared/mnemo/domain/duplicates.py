@@ -7,15 +7,23 @@ the first such disagreement, or answers None when there is none:
 
 - numbers: digit runs (thousands separators dropped, leading zeros ignored) and spelled numbers up
   to twenty, tens, ordinals up to twelfth, so "2 kids" agrees with "two kids", "3pm" with "3 pm";
-- identifiers: tokens mixing letters and digits (hunter2, JIRA-4821, eu-west-1, 14C, cobalt07);
-- weekdays and months (plural folded: "Mondays" is Monday; "May" and "March" only capitalised);
+- identifiers: tokens mixing letters and digits (hunter2, JIRA-4821, eu-west-1, 14C, cobalt07); and
+  code-like tokens (an internal - _ / . @ or : between letters, or camelCase: sk-abc, api_key_v,
+  getUserName, ana@example.com, settings.yaml), which differ only when each text has one the other
+  lacks (a substitution: "sk-abc" / "sk-abd"), so a hyphenated word written apart ("well-known" /
+  "well known") still agrees;
+- weekdays and months (plural folded: "Mondays" is Monday; "may" and "march" in lower case only when
+  used as a date: after in/on/by/until/since/before/after/of/from, or next to a day number);
 - times of day and relative days: am/pm after a number, noon, midnight, morning, afternoon, evening,
   today, tomorrow, yesterday, tonight, next, last;
 - names: capitalised words (beyond "I" and a list of common sentence openers) that the other text
   does not contain in any case, so "Dinner on Friday" agrees with "... dinner ..."; a text's first
   word is no name when the other text opens with a word of this one (a reordering: "Ticket JIRA-4821
   is blocked" / "JIRA-4821 is blocked");
-- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot;
+- negation: how many of not/n't/no/never/none/nobody/nothing/nowhere/neither/nor/without/cannot,
+  beyond those of "no longer" and "not ... anymore" (a status marker, below);
+- tense and status (mnemo/domain/tense.py): is / was / will be, used to, former, ex-, previous /
+  current, no longer / still / now: "Ana is my manager" / "Ana was my manager" differ;
 - opposites (mnemo/domain/opposites.py): a word of one text whose antonym is in the other ("love" /
   "hate", "big" / "small", "remember" / "forgot"), and a reversed preference ("emails rather than
   calls" / "calls rather than emails").
@@ -29,6 +37,7 @@ import re
 import unicodedata
 
 from mnemo.domain.opposites import opposite, reversed_preference
+from mnemo.domain.tense import status_negations, tense_difference
 
 __all__ = ["difference", "same_memory"]
 
@@ -51,7 +60,12 @@ _SPELLED |= {w: str(n) for n, w in enumerate(
 _SPELLED |= {"hundred": "100", "thousand": "1000", "million": "1000000", "dozen": "12"}
 _WEEKDAYS = {d: d for d in _listed("monday tuesday wednesday thursday friday saturday sunday")}
 _MONTHS = {m: m for m in _listed("january february march april may june july august september october november december")}
-_CAPITAL_ONLY_MONTHS = {"may", "march"}  # also a verb: a month only when capitalised
+_CAPITAL_ONLY_MONTHS = {"may", "march"}  # also a verb: a month when capitalised or used as a date
+_DATE_PREPOSITIONS = set(_listed("in on by until till since before after of from through during early late mid"))
+_DAY = re.compile(r"\d{1,2}(?:st|nd|rd|th)?")
+# Code-like: letters joined by - _ / . @ or :, or a lower-case letter followed by a capital (camelCase).
+_CODE_CHUNK = re.compile(r"[^\s\"'“”‘’()\[\]{}<>,;!?]+")
+_CODE_JOIN = re.compile(r"[^\W_][-_/.@:]+[^\W_]|[a-z][A-Z]")
 _TIMES = {"noon", "midnight", "morning", "afternoon", "evening", "today", "tomorrow", "yesterday", "tonight", "next", "last"}
 _MERIDIEM = {"am": "am", "pm": "pm", "a.m": "am", "p.m": "pm"}
 # Capitalised words that open sentences (or are the pronoun I): not names.
@@ -90,6 +104,25 @@ def _identifiers(text: str) -> set[str]:
             if any(c.isdigit() for c in w) and any(c.isalpha() for c in w) and not _SUFFIXED_NUMBER.fullmatch(_fold(w))}
 
 
+def _code(text: str) -> set[str]:
+    """Code-like tokens (folded), beyond abbreviations of single letters (e.g., a.m., U.S.) and ex-."""
+    found = set()
+    for chunk in _CODE_CHUNK.findall(unicodedata.normalize("NFC", text)):
+        token = chunk.strip("#.:*`").removeprefix("@")
+        parts = re.split(r"[-_/.@:]+", token)
+        if (_CODE_JOIN.search(token) and any(c.isalpha() for c in token) and any(len(p) > 1 for p in parts)
+                and not token.casefold().startswith("ex-")):
+            found.add(token.casefold())
+    return found
+
+
+def _month_as_date(words: list[str], index: int) -> bool:
+    """A lower-case "may" / "march" is a month after a date preposition or next to a day number."""
+    before = _fold(words[index - 1]) if index > 0 else ""
+    after = words[index + 1] if index + 1 < len(words) else ""
+    return before in _DATE_PREPOSITIONS or bool(_DAY.fullmatch(before) or _DAY.fullmatch(_fold(after)))
+
+
 def _calendar(text: str) -> set[str]:
     """Weekdays, months, times of day and relative days the text names (plurals folded)."""
     found: set[str] = set()
@@ -99,7 +132,8 @@ def _calendar(text: str) -> set[str]:
         single = folded[:-1] if folded.endswith("s") else folded
         if single in _WEEKDAYS:
             found.add(single)
-        elif folded in _MONTHS and (folded not in _CAPITAL_ONLY_MONTHS or word[0].isupper()):
+        elif folded in _MONTHS and (folded not in _CAPITAL_ONLY_MONTHS or word[0].isupper()
+                                    or _month_as_date(words, index)):
             found.add(folded)
         elif single in _TIMES:
             found.add(single)
@@ -137,7 +171,7 @@ def _missing_names(text: str, other: str) -> list[str]:
 
 
 def _negations(text: str) -> int:
-    return len(_NEGATION.findall(text.casefold()))
+    return len(_NEGATION.findall(text.casefold())) - status_negations(text)
 
 
 def difference(a: str, b: str) -> str | None:
@@ -146,11 +180,17 @@ def difference(a: str, b: str) -> str | None:
         left, right = read(a), read(b)
         if left != right:
             return f"{kind} differ: {_show(left - right)} vs {_show(right - left)}"
+    left_code, right_code = _code(a), _code(b)
+    if left_code - right_code and right_code - left_code:
+        return f"identifiers differ: {_show(left_code - right_code)} vs {_show(right_code - left_code)}"
     missing = _missing_names(a, b) + _missing_names(b, a)
     if missing:
         return f"names differ: {', '.join(missing)}"
     if _negations(a) != _negations(b):
         return "negation differs"
+    tense_changed = tense_difference(a, b)
+    if tense_changed:
+        return tense_changed
     words = opposite(a, b)
     if words:
         return f"opposites differ: {words[0]} vs {words[1]}"

@@ -24,11 +24,11 @@ from pydantic import BaseModel, Field
 from mnemo.domain.commands import RetrieveCommand
 from mnemo.domain.duplicates import difference
 from mnemo.domain.models import Cursor, Memory, Permission, Principal, Status, content_hash
-from mnemo.errors import ConflictError, MnemoError, NotFoundError
+from mnemo.errors import ConflictError, MnemoError, NotFoundError, RetrievalLimitError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
 from mnemo.services.memories import UNINDEXED_READ, MemoryService
 from mnemo.services.metering import Meter
-from mnemo.services.permissions import Operation, authorize, content_check
+from mnemo.services.permissions import CHECK_SKIPPED_AT_RETRIEVAL_CAP, Operation, authorize, content_check
 
 # Cosine (unit vectors) at or above which a new text counts as already saved. Deliberately high: a
 # wrongly skipped capture loses what the caller said, a missed duplicate only costs a dedup run.
@@ -65,7 +65,7 @@ class Skipped(BaseModel):
 
 class CaptureCheck(BaseModel):
     duplicate: Duplicate | None = None  # the stored memory the text repeats: nothing is saved
-    skipped: str | None = None  # why no comparison ran (a key without memory:read), for the answer
+    skipped: str | None = None  # why no comparison ran (no memory:read, or no retrievals left), for the answer
 
 
 class DedupReport(BaseModel):
@@ -103,19 +103,28 @@ class DuplicateService:
         permission first: a key that may not write is refused as the capture is, never told "already saved"."""
         authorize(principal, Operation.CAPTURE)
         compare, skipped = content_check(principal, asked, argument)
-        return CaptureCheck(duplicate=self.find(principal, user_id, text) if compare else None, skipped=skipped)
+        if not compare:
+            return CaptureCheck(skipped=skipped)
+        try:
+            return CaptureCheck(duplicate=self.find(principal, user_id, text))
+        except RetrievalLimitError:  # a read quota never refuses the write: it proceeds unchecked, saying so
+            return CaptureCheck(skipped=CHECK_SKIPPED_AT_RETRIEVAL_CAP)
 
     def find(self, principal: Principal, user_id: str | None, text: str, threshold: float = CAPTURE_THRESHOLD, *,
-             room_checked: bool = False) -> Duplicate | None:
+             room_checked: bool = False, charged: bool = False) -> Duplicate | None:
         """The live memory of this user that `text` repeats: an exact one first, else the nearest
         at or above `threshold`. Memories not indexed yet (just captured) are compared exactly. The user
         is the one the key may act for (`Principal.user_for`): a bound key never compares with another's.
         Refused, before any embedding, when the tenant's write limit has no room for the capture the
-        check precedes (`room_checked`: the caller checked room for all its checks at once)."""
+        check precedes (`room_checked`: the caller checked room for all its checks at once). Then charged
+        one `retrievals` unit (it is a similarity search; `charged`: the caller charged all its checks at
+        once): RetrievalLimitError at that cap, before any embedding, for the caller to skip the check."""
         authorize(principal, Operation.FIND_DUPLICATES)
         user_id = principal.user_for(user_id)
         if not room_checked:
             self._meter.require_room(principal, Operation.CAPTURE)
+        if not charged:
+            self._meter.charge(principal, Operation.FIND_DUPLICATES)
         wanted = content_hash(text)
         recent = [m for m in self._store.unindexed(principal.tenant, UNINDEXED_READ)
                   if m.user_id == user_id and m.status in LIVE]
@@ -179,9 +188,12 @@ class DuplicateService:
                 return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
             try:  # an archive, like any other: never metered (docs/tenancy.md "What counts")
                 self._memories.archive(principal, memory.id, metadata={**memory.metadata, "duplicate_of": keep.id},
-                                       expected_version=memory.version, detail=f"duplicate of {keep.id}")
+                                       expected_version=memory.version, detail=f"duplicate of {keep.id}",
+                                       duplicate_of=keep.id)  # a pointer in the kept memory's collection too
                 return None
-            except NotFoundError:
+            except NotFoundError as exc:
+                if exc.ident == keep.id:  # erased (or its erasure begun) after the read above
+                    return f"the kept memory {keep.id} was changed, archived or erased since the comparison"
                 return "erased since it was read"
             except ConflictError:
                 fresh = self._store.get(principal.tenant, memory.id)

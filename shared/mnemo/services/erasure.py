@@ -5,7 +5,10 @@ Order matters. A tombstone first: an enrichment already running for the memory c
 derived writes and undoes them (`EnrichmentService`), so nothing it writes outlives the erasure. Then
 derived copies (index, facts and their index documents, graph), the memory item last, so an erasure
 that fails halfway can simply be repeated (the memory is still there to find what remains). A queued
-enrichment task for an erased memory finds no memory and does nothing.
+enrichment task for an erased memory finds no memory and does nothing. After the tombstone, too, the
+repeats deduplication archived as `duplicate_of` this memory (its `DUP#` pointers, which no archive can
+add once the tombstone exists) lose that reference, so none names the erased id; and a repeat being
+erased has its pointer deleted from each memory it was archived as a duplicate of (read from its history).
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 
 from mnemo.domain.erasure import ErasureCounts, ErasureReceipt
-from mnemo.domain.models import Memory, Principal
+from mnemo.domain.models import Activity, Enrichment, Memory, Principal
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import MnemoError, NotFoundError
+from mnemo.errors import MnemoError, NotFoundError, UnreadableError, retry_on_conflict
 from mnemo.ports import (
     EnrichmentQueue,
     EnrichmentTask,
@@ -34,6 +38,8 @@ from mnemo.services.permissions import Operation, authorize
 __all__ = ["ErasureCounts", "ErasureReceipt", "ErasureService"]
 
 logger = logging.getLogger(__name__)
+RELEASED = "duplicate_of removed: the kept memory was erased"  # the repeat's history line: no id, no text
+ERASED_ORIGINAL = "duplicate of an erased memory"  # what its archive line says instead of the erased id
 
 
 class ErasureService:
@@ -66,11 +72,51 @@ class ErasureService:
         collection. Repeatable: a second run deletes whatever the first left."""
         if self._marks is not None:
             self._marks.mark(memory.tenant, memory.id, self._clock())
+        self._release_repeats(memory)
+        self._forget_as_repeat(memory)
         neighbours = [link.other_id for link in self._graph.links(memory.tenant, memory.id)]
         counts = self.purge_derived(memory)
         history = self._store.erase(memory.tenant, memory.id)
         self._refresh(memory.tenant, neighbours)
         return counts.model_copy(update={"memories": 1, "history": history})
+
+    def _release_repeats(self, memory: Memory) -> None:
+        """Each repeat archived as `duplicate_of` this memory that still names it: `duplicate_of` removed
+        in a versioned edit conditional on the version read (a conflict re-reads), its history saying so
+        without any id; its archive line's "duplicate of <id>" becomes "duplicate of an erased memory".
+        A repeat reopened, edited elsewhere or erased meanwhile keeps what it has (the id is only scrubbed)."""
+        for repeat_id in self._store.repeats_of(memory.tenant, memory.id):
+            try:
+                retry_on_conflict(partial(self._release, memory.tenant, repeat_id, memory.id))
+            except UnreadableError:  # an item that no longer decodes cannot be edited: logged, the erasure goes on
+                logger.warning("could not remove duplicate_of from an unreadable repeat", extra={"memory_id": repeat_id})
+            self._store.scrub_history(memory.tenant, repeat_id, f"duplicate of {memory.id}", ERASED_ORIGINAL)
+
+    def _forget_as_repeat(self, memory: Memory) -> None:
+        """The pointers naming this memory in the collections of the memories it was archived as a
+        duplicate of: its metadata's `duplicate_of` and every archive line of its history (the metadata
+        may have been edited since)."""
+        kept = {memory.metadata.get("duplicate_of")} | {
+            line.detail.removeprefix("duplicate of ") for line in self._store.history(memory.tenant, memory.id)
+            if line.action == "archived" and line.detail.startswith("duplicate of ")}
+        for kept_id in sorted(k for k in kept if isinstance(k, str) and k and " " not in k):
+            self._store.forget_repeat(memory.tenant, kept_id, memory.id)
+
+    def _release(self, tenant: str, repeat_id: str, kept_id: str) -> None:
+        repeat = self._store.get(tenant, repeat_id)
+        if repeat is None or repeat.metadata.get("duplicate_of") != kept_id:
+            return
+        now = self._clock()
+        updated = repeat.model_copy(update={
+            "metadata": {k: v for k, v in repeat.metadata.items() if k != "duplicate_of"},
+            "version": repeat.version + 1, "updated_at": now, "enrichment": Enrichment(queued_at=now)})
+        self._store.save(updated, expected_version=repeat.version, activity=Activity(
+            memory_id=repeat_id, version=updated.version, action="edited", actor="erasure", at=now, detail=RELEASED))
+        if self._queue is not None:  # the new version's task (an archived memory's derives nothing); a lost one the reconciler resends
+            try:
+                self._queue.send_many([EnrichmentTask(tenant=tenant, memory_id=repeat_id, version=updated.version)])
+            except MnemoError:
+                logger.warning("could not queue a released repeat's task; the reconciler will", extra={"memory_id": repeat_id})
 
     def _refresh(self, tenant: str, neighbours: Sequence[str]) -> None:
         """The linked memories' index documents name the erased one (links) and may hold its text (the

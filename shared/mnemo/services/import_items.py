@@ -38,7 +38,8 @@ class ImportReport(BaseModel):
     skipped: list[ImportFailure] = Field(default_factory=list)
     failed: list[ImportFailure] = Field(default_factory=list)
     duplicate_check: str | None = Field(default=None, description=(
-        "Set when items without a source id were not compared with stored memories, and why (a key without memory:read)."))
+        "Set when items without a source id were not compared with stored memories, and why (a key without memory:read, "
+        "or the tenant's monthly retrieval limit reached)."))
 
 
 @dataclass(frozen=True)

@@ -30,14 +30,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from mnemo.domain.models import Activity, Memory, Principal, content_hash
-from mnemo.errors import DependencyError, ValidationFailed
+from mnemo.errors import DependencyError, RetrievalLimitError, ValidationFailed
 from mnemo.ports import EnrichmentQueue, EnrichmentTask, IndexDocument, MemoryStore, SearchIndex
 from mnemo.services.duplicates import DuplicateService
 from mnemo.services.fact_imports import FactImports, is_recorded_fact
 from mnemo.services.import_items import ImportFailure, ImportReport, PlannedItem, items_of, plan_item
 from mnemo.services.memories import new_memory
 from mnemo.services.metering import Meter
-from mnemo.services.permissions import Operation, authorize
+from mnemo.services.permissions import CHECK_SKIPPED_AT_RETRIEVAL_CAP, Operation, authorize
 from mnemo.services.user_fence import Admission, WriteFence
 
 __all__ = ["MAX_ITEMS", "ImportFailure", "ImportReport", "ImportService", "imported_id", "items_of"]
@@ -146,6 +146,11 @@ class ImportService:
         kept, earlier = [], dict[str, str]()
         checked = {content_hash(p.command.raw) for p in planned if p.source_id is None}
         self._meter.require_room(principal, Operation.CAPTURE, count=len(checked))  # no free checks at the cap
+        try:  # one retrieval per distinct text compared (each a similarity search), all or none
+            self._meter.charge(principal, Operation.FIND_DUPLICATES, count=len(checked))
+        except RetrievalLimitError:  # a read quota never refuses the write: imported unchecked, saying so
+            report.duplicate_check = CHECK_SKIPPED_AT_RETRIEVAL_CAP
+            return planned
         for p in planned:
             if p.source_id is None:
                 key = content_hash(p.command.raw)
@@ -159,7 +164,7 @@ class ImportService:
         return kept
 
     def _stored_duplicate(self, principal: Principal, user_id: str, text: str) -> str | None:
-        found = self._duplicates().find(principal, user_id, text, room_checked=True)
+        found = self._duplicates().find(principal, user_id, text, room_checked=True, charged=True)
         return found.memory.id if found is not None else None
 
     def _write(self, principal: Principal, planned: list[PlannedItem], admission: Admission | None) -> None:

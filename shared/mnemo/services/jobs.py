@@ -91,7 +91,7 @@ class JobService:
         compare, note = content_check(principal, skip_duplicates, "skip_duplicates")
         if len(items) <= SYNC_IMPORT_LIMIT:
             report = self._imports.run(principal, items, user_id=user_id, skip_duplicates=compare)
-            return report.model_copy(update={"duplicate_check": note})
+            return report.model_copy(update={"duplicate_check": note or report.duplicate_check})
         parts = parts_of(items, chunk)
         job = self._new(principal, JobKind.IMPORT, user_id, parts=len(parts), skip_duplicates=compare, duplicate_check=note,
                         progress=JobProgress(total=len(items)), erasure_seen=self._admitted(principal, user_id))
@@ -221,6 +221,8 @@ class JobService:
         report = self._imports.run(job.principal, items, user_id=job.user_id, skip_duplicates=job.skip_duplicates,
                                    admission=admission)
         reasons = [f"item {offset + p.index}: {p.reason}" for p in sorted([*report.skipped, *report.failed], key=lambda p: p.index)]
+        if report.duplicate_check:  # this chunk was imported without the comparison (the retrievals cap)
+            reasons.insert(0, f"items {offset}-{offset + len(items) - 1}: duplicate check {report.duplicate_check}")
         return JobSummary(imported=len(report.imported), facts_imported=len(report.facts_imported), skipped=len(report.skipped),
                           failed=len(report.failed), reasons=reasons)
 

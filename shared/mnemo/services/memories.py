@@ -389,13 +389,15 @@ class MemoryService:
         return Revision(updated, applied, changed=True)
 
     def archive(self, principal: Principal, memory_id: str, *, metadata: dict[str, Any] | None = None,
-                expected_version: int | None = None, detail: str = "delete") -> Memory:
+                expected_version: int | None = None, detail: str = "delete", duplicate_of: str | None = None) -> Memory:
         """Archive a memory: a versioned status change, never metered (docs/tenancy.md "What counts":
         deletion stays possible at the write cap), whoever archives (a DELETE, a profile's delete tool,
         deduplication). `metadata` replaces the metadata in the same write (deduplication adds
         `duplicate_of` to the metadata it read), so with it `expected_version` is the version it was
         computed from: the archive applies only to that version, once, and a memory that moved on
-        raises ConflictError (never re-applied over a newer write)."""
+        raises ConflictError (never re-applied over a newer write). `duplicate_of`: the kept memory,
+        which gets a pointer to this one in the same write (its erasure follows it to take
+        `duplicate_of` off); NotFoundError naming it if it is gone or being erased."""
         authorize(principal, Operation.ARCHIVE)
         changes: dict[str, Any] = {"status": Status.ARCHIVED}
         if metadata is not None:
@@ -408,12 +410,12 @@ class MemoryService:
                                     "this change was computed from")
             if current.status == Status.ARCHIVED:
                 return current
-            return self._commit(principal, current, action="archived", detail=detail, **changes)
+            return self._commit(principal, current, action="archived", detail=detail, duplicate_of=duplicate_of, **changes)
 
         return attempt() if expected_version is not None else retry_on_conflict(attempt)
 
     def _commit(self, principal: Principal, current: Memory, *, action: str, detail: str, request_key: str | None = None,
-                **changes: object) -> Memory:
+                duplicate_of: str | None = None, **changes: object) -> Memory:
         now = self._clock()
         raw = str(changes.get("raw", current.raw))
         updated = current.model_copy(
@@ -430,7 +432,7 @@ class MemoryService:
             memory_id=current.id, version=updated.version, action=action, actor=principal.key_prefix, at=now, detail=detail,
             request_key=request_key,
         )
-        self._store.save(updated, expected_version=current.version, activity=activity)
+        self._store.save(updated, expected_version=current.version, activity=activity, duplicate_of=duplicate_of)
         self._enqueue(updated)
         return updated
 

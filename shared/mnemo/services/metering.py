@@ -32,7 +32,8 @@ __all__ = ["METERED", "Meter"]
 
 # Writes: capture (episodes, store, add and every import item are captures), edits, recorded facts,
 # an extraction without storing (r3 extract_entities: the same model call a capture's enrichment makes).
-# Retrievals: get, browse/list, search, fact and entity reads. Intents: counted per annotated edge
+# Retrievals: get, browse/list, search, fact and entity reads, and each duplicate check that runs (a
+# similarity search: services/duplicates.find, an import's per distinct text). Intents: counted per annotated edge
 # (`Meter.count_intents`). Archive (MemoryService.archive: a DELETE, a
 # delete tool, deduplication's archives), erasure, status and key admin are never counted.
 METERED: dict[Operation, Counter] = {
@@ -45,6 +46,7 @@ METERED: dict[Operation, Counter] = {
     Operation.SEARCH: Counter.RETRIEVALS,
     Operation.READ_FACTS: Counter.RETRIEVALS,
     Operation.TRAVERSE_FACTS: Counter.RETRIEVALS,
+    Operation.FIND_DUPLICATES: Counter.RETRIEVALS,
 }
 _LIMIT_ERRORS: dict[Counter, type[QuotaExceededError]] = {
     Counter.WRITES: WriteLimitError, Counter.RETRIEVALS: RetrievalLimitError, Counter.INTENTS: IntentLimitError,

@@ -15,7 +15,8 @@ from mnemo.domain.edits import DeleteSpan, EditPlan, ReplaceSpan, SetText
 from mnemo.domain.models import Permission, Principal, Status
 from mnemo.errors import ForbiddenError
 
-__all__ = ["CHECK_SKIPPED", "REQUIRED", "Operation", "authorize", "blind_plan", "content_check", "status_change"]
+__all__ = ["CHECK_SKIPPED", "CHECK_SKIPPED_AT_RETRIEVAL_CAP", "REQUIRED", "Operation", "authorize", "blind_plan", "content_check",
+           "status_change"]
 
 
 class Operation(StrEnum):
@@ -83,6 +84,10 @@ def authorize(principal: Principal, operation: Operation) -> None:
 
 CHECK_SKIPPED = ("skipped: this API key has no 'memory:read' scope, so no text was compared with stored memories "
                  "(an import still skips items by their source id)")
+# The same check skipped because the tenant's retrievals are used up: a check is a similarity search, so
+# it is charged as one (docs/tenancy.md "Duplicate checks"), but a read quota never refuses a write.
+CHECK_SKIPPED_AT_RETRIEVAL_CAP = ("skipped: this tenant's monthly retrieval limit is reached, so no text was compared "
+                                  "with stored memories (an import still skips items by their source id)")
 
 
 def content_check(principal: Principal, asked: bool | None, argument: str) -> tuple[bool, str | None]:

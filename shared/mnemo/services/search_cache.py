@@ -188,8 +188,9 @@ class WatchedStore:
         for tenant, user_id in {(memory.tenant, memory.user_id) for memory, _ in created}:
             self._cache().invalidate(tenant, user_id)
 
-    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None) -> None:
-        self._inner.save(memory, expected_version=expected_version, activity=activity)
+    def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
+             duplicate_of: str | None = None) -> None:
+        self._inner.save(memory, expected_version=expected_version, activity=activity, duplicate_of=duplicate_of)
         self._cache().invalidate(memory.tenant, memory.user_id)
 
     def erase(self, tenant: str, memory_id: str) -> int:
@@ -214,6 +215,15 @@ class WatchedStore:
 
     def history(self, tenant: str, memory_id: str) -> list[Activity]:
         return self._inner.history(tenant, memory_id)
+
+    def repeats_of(self, tenant: str, kept_id: str) -> list[str]:
+        return self._inner.repeats_of(tenant, kept_id)
+
+    def forget_repeat(self, tenant: str, kept_id: str, repeat_id: str) -> None:
+        self._inner.forget_repeat(tenant, kept_id, repeat_id)
+
+    def scrub_history(self, tenant: str, memory_id: str, detail: str, replacement: str) -> int:
+        return self._inner.scrub_history(tenant, memory_id, detail, replacement)
 
     def count_by_enrichment(self, tenant: str, state: EnrichmentState) -> int:
         return self._inner.count_by_enrichment(tenant, state)
