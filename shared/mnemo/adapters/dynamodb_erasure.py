@@ -4,7 +4,7 @@ erasure (GDPR) is the one path that removes them, so it lives apart from the eve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from mnemo.adapters.dynamodb_fact_items import (
     fact_pk,
     name_pk,
 )
+from mnemo.adapters.dynamodb_table import Call, batch_write
 from mnemo.domain.graph import AuditAction, Entity, Fact, FactAudit, FactOrigin, FactStatus, canonical_key
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
@@ -34,20 +35,15 @@ from mnemo.ports import ErasedFacts
 if TYPE_CHECKING:
     from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
 
-Call = Callable[..., dict[str, Any]]
-_BATCH_WRITE_LIMIT = 25
 _GROUP_LIMIT = 1000  # values of one subject's predicate whose references an erasure clears
 ERASURE_ACTOR = "erasure"
 
 
 def delete_items(call: Call, table: str, keys: Iterable[tuple[str, str]]) -> int:
-    """BatchWriteItem deletes, 25 a call, unprocessed ones retried; returns how many keys were deleted."""
+    """BatchWriteItem deletes (`dynamodb_table.batch_write`); returns how many keys were deleted."""
     unique = list(dict.fromkeys(keys))
     requests = [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": sk})}} for pk, sk in unique]
-    for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
-        pending: dict[str, Any] = {table: requests[start : start + _BATCH_WRITE_LIMIT]}
-        while pending:
-            pending = call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
+    batch_write(call, table, requests)
     return len(unique)
 
 
@@ -169,7 +165,7 @@ def _other_producers(store: DynamoDbFactStore, fact: Fact, audits: list[dict[str
     others = {s.memory_id for s in fact.sources} | {a["memory_id"] for a in audits if a.get("memory_id")}
     others.discard(memory_id)
     keys = [(memory_pk(fact.namespace.tenant, other), MEMORY_SK) for other in sorted(others)]
-    return bool(keys) and bool(store._batch_get(keys))  # noqa: SLF001 - the same adapter, split by concern
+    return bool(keys) and bool(store._read_items(keys))  # noqa: SLF001 - the same adapter, split by concern
 
 
 def _drop_source(store: DynamoDbFactStore, tenant: str, fact_uuid: str, memory_id: str, at: datetime) -> Fact | None:

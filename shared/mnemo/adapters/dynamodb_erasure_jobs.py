@@ -17,11 +17,9 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize, ts
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.erasure import ErasureJob, UserFence
-from mnemo.errors import ConflictError, DependencyError
 
 JOB_SK = "JOB"
 ERASED_ROW_PREFIX = "R#"
@@ -39,24 +37,13 @@ def tombstone_pk(tenant: str, memory_id: str) -> str:
     return f"T#{tenant}#ERASED#{memory_id}"
 
 
-class _Table:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class _JobsTable(DynamoDbTable):
+    """The job items of the memories table: a failed condition is a concurrent writer (the newer state wins)."""
 
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if code in ("ConditionalCheckFailedException", "TransactionCanceledException"):
-                raise ConflictError("erasure job changed concurrently; the newer state wins") from exc
-            raise DependencyError(f"memory store unavailable ({code})") from exc
-        except BotoCoreError as exc:
-            raise DependencyError(f"memory store unavailable ({type(exc).__name__})") from exc
+    conflict = "erasure job changed concurrently; the newer state wins"
 
 
-class DynamoDbErasureMarks(_Table):
+class DynamoDbErasureMarks(_JobsTable):
     def mark(self, tenant: str, memory_id: str, at: datetime) -> None:
         item = {"pk": tombstone_pk(tenant, memory_id), "sk": TOMBSTONE_SK, "erased_at": ts(at),
                 "expires_at": int((at + TOMBSTONE_LIFETIME).timestamp())}
@@ -68,14 +55,8 @@ class DynamoDbErasureMarks(_Table):
 
     def erased_among(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
         unique = list(dict.fromkeys(memory_ids))
-        erased: set[str] = set()
-        for start in range(0, len(unique), 100):
-            keys = [serialize({"pk": tombstone_pk(tenant, i), "sk": TOMBSTONE_SK}) for i in unique[start : start + 100]]
-            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True, "ProjectionExpression": "pk"}}
-            while request:
-                response = self._call("batch_get_item", RequestItems=request)
-                erased |= {deserialize(item)["pk"] for item in response.get("Responses", {}).get(self._table, [])}
-                request = response.get("UnprocessedKeys") or {}
+        keys = [serialize({"pk": tombstone_pk(tenant, i), "sk": TOMBSTONE_SK}) for i in unique]
+        erased = {deserialize(item)["pk"] for item in self._batch_get(keys, projection="pk")}
         return {i for i in unique if tombstone_pk(tenant, i) in erased}
 
 
@@ -85,7 +66,7 @@ def fence_pk(tenant: str, user_id: str) -> str:
     return f"T#{tenant}#USERERASE#{hashlib.sha256(user_id.encode()).hexdigest()}"
 
 
-class DynamoDbErasureFences(_Table):
+class DynamoDbErasureFences(_JobsTable):
     """`running` is a string set of '<requested_at>|<job id>': ADD and DELETE change it atomically
     whatever else runs, and DynamoDB drops the attribute when its last element goes."""
 
@@ -117,7 +98,7 @@ class DynamoDbErasureFences(_Table):
         return deserialize(item) if item else {}
 
 
-class DynamoDbErasureJobStore(_Table):
+class DynamoDbErasureJobStore(_JobsTable):
     def create(self, job: ErasureJob) -> None:
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 

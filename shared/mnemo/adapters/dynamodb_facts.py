@@ -17,7 +17,7 @@ from typing import Any, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters import dynamodb_recorded as recorded_facts
-from mnemo.adapters.dynamodb_codec import all_items, dependency_error, deserialize, error_code, memory_pk, serialize
+from mnemo.adapters.dynamodb_codec import all_items, deserialize, error_code, memory_pk, serialize
 from mnemo.adapters.dynamodb_erasure import backfill_producers, erase_facts, forget_facts
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
@@ -39,6 +39,7 @@ from mnemo.adapters.dynamodb_fact_items import (
     name_pk,
     recorded_item,
 )
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.graph import (
     Adjacency,
     Entity,
@@ -56,17 +57,14 @@ from mnemo.domain.graph import (
 )
 from mnemo.domain.models import Memory
 from mnemo.domain.namespace import Namespace
-from mnemo.errors import ConflictError, MnemoError, NotFoundError, retry_on_conflict
+from mnemo.errors import ConflictError, NotFoundError, retry_on_conflict
 from mnemo.ports import DerivedFacts, ErasedFacts, RecordedPage
 
-_BATCH_GET_LIMIT = 100
 ENRICHMENT_ACTOR = "enrichment"
 
 
-class DynamoDbFactStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class DynamoDbFactStore(DynamoDbTable):
+    what = "fact store"
 
     # -- entities ------------------------------------------------------------------------
     def resolve(self, namespace: Namespace, mentions: Sequence[EntityMention], at: datetime) -> dict[str, Entity]:
@@ -94,7 +92,7 @@ class DynamoDbFactStore:
 
     def entities(self, namespace: Namespace, entity_ids: Sequence[str]) -> list[Entity]:
         ns = graph_namespace(namespace)
-        items = self._batch_get([(entity_pk(ns, i), NODE_SK) for i in entity_ids])
+        items = self._read_items([(entity_pk(ns, i), NODE_SK) for i in entity_ids])
         found = {e.id: e for e in map(item_to_entity, items) if graph_key(e.namespace) == graph_key(ns)}
         return [found[i] for i in dict.fromkeys(entity_ids) if i in found]
 
@@ -114,7 +112,7 @@ class DynamoDbFactStore:
         return node_id, claimed
 
     def _names(self, ns: Namespace, keys: Sequence[str]) -> dict[str, str]:
-        items = self._batch_get([(name_pk(ns, k), NAME_SK) for k in keys])
+        items = self._read_items([(name_pk(ns, k), NAME_SK) for k in keys])
         return {item["key"]: item["entity_id"] for item in items}
 
     def _claim_name(self, ns: Namespace, key: str, node_id: str) -> bool:
@@ -173,9 +171,9 @@ class DynamoDbFactStore:
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 return None
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
 
     # -- facts: derived ------------------------------------------------------------------
     def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> DerivedFacts:
@@ -327,7 +325,7 @@ class DynamoDbFactStore:
         return item_to_fact(deserialize(item)) if item else None
 
     def get_many(self, tenant: str, fact_uuids: Sequence[str]) -> list[Fact]:
-        facts = {f.uuid: f for f in map(item_to_fact, self._batch_get([(fact_pk(tenant, u), FACT_SK) for u in fact_uuids]))
+        facts = {f.uuid: f for f in map(item_to_fact, self._read_items([(fact_pk(tenant, u), FACT_SK) for u in fact_uuids]))
                  if f.namespace.tenant == tenant}
         return [facts[u] for u in dict.fromkeys(fact_uuids) if u in facts]
 
@@ -424,27 +422,14 @@ class DynamoDbFactStore:
         except ClientError as exc:
             if error_code(exc) in ("ConditionalCheckFailedException", "TransactionCanceledException"):
                 raise ConflictError(f"fact {after.uuid} changed concurrently; retry") from exc
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
 
-    def _batch_get(self, keys: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-        unique = list(dict.fromkeys(keys))
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(unique), _BATCH_GET_LIMIT):
-            chunk = [serialize({"pk": pk, "sk": sk}) for pk, sk in unique[start : start + _BATCH_GET_LIMIT]]
-            request: dict[str, Any] = {self._table: {"Keys": chunk, "ConsistentRead": True}}
-            while request:
-                response = self._call("batch_get_item", RequestItems=request)
-                found += [deserialize(i) for i in response.get("Responses", {}).get(self._table, [])]
-                request = response.get("UnprocessedKeys") or {}
-        return found
-
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _dependency(exc) from exc
+    def _read_items(self, keys: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The items at `keys` (strongly consistent, each key once), deserialized."""
+        chunk = [serialize({"pk": pk, "sk": sk}) for pk, sk in dict.fromkeys(keys)]
+        return [deserialize(i) for i in self._batch_get(chunk)]
 
 
 def _audit(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACTOR, memory_id: str | None = None,
@@ -467,7 +452,3 @@ def _read_once(prefetched: Fact | None, read: Callable[[], Fact | None]) -> Call
     """The batch read's answer for a first attempt; a retry after a lost race reads again."""
     answers: list[Fact | None] = [prefetched]
     return lambda: answers.pop() if answers else read()
-
-
-def _dependency(exc: Exception) -> MnemoError:
-    return dependency_error(exc, "fact store")

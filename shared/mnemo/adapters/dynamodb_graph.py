@@ -4,25 +4,20 @@ rewrites the same items instead of adding duplicates. (Facts: `DynamoDbFactStore
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any, cast
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
 from mnemo.adapters.dynamodb_fact_items import NAMED_PREFIX
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.graph import Link, canonical_key
 from mnemo.domain.models import Memory
-from mnemo.errors import DependencyError
 from mnemo.ports import GraphChange
 
 FACT_PREFIX = "F#"  # facts stored here before they became their own aggregate: removed on the next sync
 LINK_PREFIX = "L#"
 ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to delete them later)
-_BATCH_WRITE_LIMIT = 25
 
-logger = logging.getLogger(__name__)
 _Plan = tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[str, str]]]  # puts, deletes
 
 
@@ -34,10 +29,8 @@ def posting_pk(tenant: str, user_id: str, entity: str) -> str:
     return f"T#{tenant}#U#{user_id}#ENT#{entity_key(entity)}"
 
 
-class DynamoDbGraphStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class DynamoDbGraphStore(DynamoDbTable):
+    what = "graph store"
 
     def sync(self, memory: Memory, entities: Sequence[str], links: Sequence[Link]) -> list[Link]:
         change = self.plan(memory, entities, links)
@@ -148,19 +141,7 @@ class DynamoDbGraphStore:
     def _write(self, *, puts: dict[tuple[str, str], dict[str, Any]], deletes: Sequence[tuple[str, str]]) -> None:
         requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": sk, **body})}} for (pk, sk), body in puts.items()]
         requests += [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": sk})}} for pk, sk in dict.fromkeys(deletes)]
-        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
-            pending: dict[str, Any] = {self._table: requests[start : start + _BATCH_WRITE_LIMIT]}
-            while pending:
-                response = self._call("batch_write_item", RequestItems=pending)
-                pending = response.get("UnprocessedItems") or {}
-
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else type(exc).__name__
-            logger.warning("graph store call failed", extra={"error_code": code})  # the code stays in the log
-            raise DependencyError("graph store unavailable; retry shortly") from exc
+        self._batch_write(requests)
 
 
 def _link(item: dict[str, Any]) -> Link:

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize
-from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, _Table, job_pk
+from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, _JobsTable, job_pk
 from mnemo.domain.jobs import Job
 from mnemo.errors import DependencyError
 
@@ -36,7 +36,7 @@ def listing_pk(tenant: str, user_id: str) -> str:
     return f"T#{tenant}#U#{user_id}#JOBS"
 
 
-class DynamoDbJobStore(_Table):
+class DynamoDbJobStore(_JobsTable):
     def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         # The listing, then the parts, the job last: a job that can be read is listed and has its parts.
         self._call("put_item", TableName=self._table, Item=serialize(_listing(job)))
@@ -48,17 +48,7 @@ class DynamoDbJobStore(_Table):
         requests = [{"PutRequest": {"Item": serialize({"pk": pk, "sk": part_sk(first + i), "items": json.dumps(part),
                                                        "expires_at": expires_at})}}
                     for i, part in enumerate(parts)]
-        self._batch(requests, "job parts left unprocessed")
-
-    def _batch(self, requests: Sequence[dict[str, Any]], failure: str) -> None:
-        for start in range(0, len(requests), 25):
-            pending: dict[str, Any] = {self._table: list(requests[start : start + 25])}
-            for _ in range(8):
-                pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
-                if not pending:
-                    break
-            else:
-                raise DependencyError(f"memory store unavailable ({failure})")
+        self._batch_write(requests)
 
     def get(self, tenant: str, job_id: str) -> Job | None:
         key = serialize({"pk": job_pk(tenant, job_id), "sk": JOB_SK})
@@ -78,7 +68,7 @@ class DynamoDbJobStore(_Table):
     def drop_parts(self, tenant: str, job_id: str, count: int) -> None:
         pk = job_pk(tenant, job_id)
         requests = [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": part_sk(i)})}} for i in range(count)]
-        self._batch(requests, "job parts left undeleted")
+        self._batch_write(requests)
 
     def of_user(self, tenant: str, user_id: str) -> list[str]:
         rows = all_items(self._call, "query", TableName=self._table, ConsistentRead=True, ProjectionExpression="job_id",
@@ -92,7 +82,7 @@ class DynamoDbJobStore(_Table):
         doomed = [{"pk": pk, "sk": k["sk"]} for k in keys if whole or k["sk"].startswith(PART_PREFIX)]
         if whole:  # the job's record is part of `keys`; its listing item goes with it
             doomed.append({"pk": listing_pk(tenant, user_id), "sk": job_id})
-        self._batch([{"DeleteRequest": {"Key": serialize(key)}} for key in doomed], "job items left undeleted")
+        self._batch_write([{"DeleteRequest": {"Key": serialize(key)}} for key in doomed])
         return len(doomed)
 
     def list_every_job(self) -> int:
@@ -100,7 +90,7 @@ class DynamoDbJobStore(_Table):
         rows = all_items(self._call, "scan", TableName=self._table, ProjectionExpression="job",
                          FilterExpression="sk = :j AND attribute_exists(job_kind)", ExpressionAttributeValues=serialize({":j": JOB_SK}))
         jobs = [Job.model_validate_json(row["job"]) for row in rows]
-        self._batch([{"PutRequest": {"Item": serialize(_listing(j))}} for j in jobs], "job listings left unwritten")
+        self._batch_write([{"PutRequest": {"Item": serialize(_listing(j))}} for j in jobs])
         return len(jobs)
 
     def save(self, job: Job) -> Job:

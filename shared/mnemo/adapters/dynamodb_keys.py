@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import deserialize, serialize, ts
-from mnemo.errors import ConflictError, DependencyError
+from mnemo.adapters.dynamodb_table import DynamoDbTable
+from mnemo.errors import ConflictError
 from mnemo.ports import ApiKeyRecord
 
 
-class DynamoDbKeyStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class DynamoDbKeyStore(DynamoDbTable):
+    what = "key store"
 
     def put(self, record: ApiKeyRecord) -> None:
         item = record.model_dump(mode="json", exclude_none=True)
@@ -26,9 +24,9 @@ class DynamoDbKeyStore:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConflictError("an API key with this secret already exists") from exc
-            raise DependencyError("key store unavailable") from exc
+            raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise DependencyError("key store unavailable") from exc
+            raise self._dependency(exc) from exc
 
     def get(self, key_hash: str) -> ApiKeyRecord | None:
         item = self._call("get_item", TableName=self._table, Key=serialize({"key_hash": key_hash})).get("Item")
@@ -75,12 +73,7 @@ class DynamoDbKeyStore:
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise DependencyError("key store unavailable") from exc
+                raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise DependencyError("key store unavailable") from exc
+            raise self._dependency(exc) from exc
 
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise DependencyError("key store unavailable") from exc

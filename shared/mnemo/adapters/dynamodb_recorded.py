@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mnemo.adapters.dynamodb_codec import serialize
-from mnemo.adapters.dynamodb_erasure import Call, collection_keys, delete_items, erase_orphan_entities
+from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items, erase_orphan_entities
 from mnemo.adapters.dynamodb_fact_items import AUDIT_PREFIX, FACT_SK, edge_items, fact_pk, recorded_item, recorded_pk
+from mnemo.adapters.dynamodb_table import Call, batch_write
 from mnemo.domain.graph import Fact, FactOrigin
 from mnemo.ports import RecordedPage
 
 if TYPE_CHECKING:
     from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
 
-_BATCH_WRITE_LIMIT = 25
 
 
 class _Listed(NamedTuple):
@@ -89,8 +89,5 @@ def backfill(call: Call, table: str, facts: Sequence[Fact]) -> int:
     body); returns how many were written."""
     items = [recorded_item(f) for f in facts if f.origin == FactOrigin.RECORDED]
     requests = [{"PutRequest": {"Item": serialize(item)}} for item in items]
-    for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
-        pending: dict[str, Any] = {table: requests[start : start + _BATCH_WRITE_LIMIT]}
-        while pending:
-            pending = call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
+    batch_write(call, table, requests, "fact store")
     return len(items)

@@ -20,7 +20,6 @@ from mnemo.adapters.dynamodb_codec import (
     all_items,
     browse_pk,
     browse_sk,
-    dependency_error,
     deserialize,
     enrichment_pk,
     error_code,
@@ -33,15 +32,14 @@ from mnemo.adapters.dynamodb_codec import (
     ts,
 )
 from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.errors import ConflictError, MnemoError, NotFoundError, UnreadableError
+from mnemo.errors import ConflictError, NotFoundError, UnreadableError
 from mnemo.ports import BrowseQuery
 
 logger = logging.getLogger(__name__)
 
-_BATCH_GET_LIMIT = 100
-_BATCH_WRITE_LIMIT = 25
 # A filtered browse reads at most this many index items per (status, author) partition per page, so
 # a rare combination (e.g. one agent across the tenant) costs a bounded read, never a scan.
 _FILTERED_READ_CAP = 200
@@ -54,10 +52,8 @@ def _browse_index(scope: NamespaceFilter) -> tuple[str, tuple[str, ...]]:
     return best, tuple(sorted(pinned - set(BROWSE_INDEXES[best])))
 
 
-class DynamoDbMemoryStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class DynamoDbMemoryStore(DynamoDbTable):
+    what = "memory store"
 
     def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
         """The "created" history line first, then the memory, each a conditional PutItem.
@@ -80,9 +76,9 @@ class DynamoDbMemoryStore:
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 raise ConflictError(f"memory {memory.id} already exists") from exc
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
 
     def put_new_many(self, created: Sequence[tuple[Memory, Activity]]) -> None:
         """History lines first, then the memories (the order `put_new` keeps, one batch at a time):
@@ -92,11 +88,7 @@ class DynamoDbMemoryStore:
         self._put_batches([serialize(memory_to_item(memory)) for memory, _ in created])
 
     def _put_batches(self, items: Sequence[dict[str, Any]]) -> None:
-        requests = [{"PutRequest": {"Item": item}} for item in items]
-        for start in range(0, len(requests), _BATCH_WRITE_LIMIT):
-            pending: dict[str, Any] = {self._table: requests[start : start + _BATCH_WRITE_LIMIT]}
-            while pending:  # throttled items come back unprocessed; botocore's retries pace the resend
-                pending = self._call("batch_write_item", RequestItems=pending).get("UnprocessedItems") or {}
+        self._batch_write([{"PutRequest": {"Item": item}} for item in items])
 
     def get(self, tenant: str, memory_id: str, *, salvage: bool = False) -> Memory | None:
         response = self._call(
@@ -120,15 +112,10 @@ class DynamoDbMemoryStore:
     def get_many(self, tenant: str, memory_ids: Sequence[str], *, consistent: bool = False) -> list[Memory]:
         found: dict[str, Memory] = {}
         unique = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(unique), _BATCH_GET_LIMIT):
-            keys = [serialize({"pk": memory_pk(tenant, i), "sk": MEMORY_SK}) for i in unique[start : start + _BATCH_GET_LIMIT]]
-            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": consistent}}
-            while request:
-                response = self._call("batch_get_item", RequestItems=request)
-                for memory in readable(deserialize(item) for item in response.get("Responses", {}).get(self._table, [])):
-                    if memory.tenant == tenant:  # the key already scopes it; defence in depth
-                        found[memory.id] = memory
-                request = response.get("UnprocessedKeys") or {}
+        keys = [serialize({"pk": memory_pk(tenant, i), "sk": MEMORY_SK}) for i in unique]
+        for memory in readable(deserialize(item) for item in self._batch_get(keys, consistent=consistent)):
+            if memory.tenant == tenant:  # the key already scopes it; defence in depth
+                found[memory.id] = memory
         return [found[i] for i in unique if i in found]
 
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
@@ -169,9 +156,9 @@ class DynamoDbMemoryStore:
                 raise ConflictError(
                     f"memory {memory.id} changed concurrently (expected version {expected_version}); retry"
                 ) from exc
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
         except BotoCoreError as exc:
-            raise _dependency(exc) from exc
+            raise self._dependency(exc) from exc
 
     def browse(self, query: BrowseQuery) -> Page:
         """Newest first across the requested (status, author) partitions of the browse index that
@@ -321,11 +308,6 @@ class DynamoDbMemoryStore:
         )
         return iter(readable(items))
 
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _dependency(exc) from exc
 
 
 def readable(items: Iterable[dict[str, Any]]) -> list[Memory]:
@@ -354,7 +336,3 @@ def _report(exc: UnreadableItemError) -> None:
         _REPORTED.clear()
     _REPORTED.add(key)
     logger.error("unreadable memory item (reported once per process); erase it or repair it", extra={"item": key})
-
-
-def _dependency(exc: Exception) -> MnemoError:
-    return dependency_error(exc, "memory store")

@@ -14,6 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from mnemo.adapters.dynamodb_codec import deserialize, serialize
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
 from mnemo.errors import DependencyError
 
@@ -30,10 +31,8 @@ def limit_attribute(counter: Counter) -> str:
     return f"limit_{counter.value}"
 
 
-class DynamoDbTenantStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._db = client
-        self._table = table_name
+class DynamoDbTenantStore(DynamoDbTable):
+    what = "tenant store"
 
     def _key(self, tenant: str) -> dict[str, Any]:
         return serialize({"key_hash": f"{KEY_PREFIX}{tenant}"})
@@ -76,11 +75,11 @@ class DynamoDbTenantStore:
             self._db.update_item(**update, ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise DependencyError("tenant store unavailable") from exc
+                raise self._dependency(exc) from exc
             old: dict[str, Any] = exc.response.get("Item") or {}  # type: ignore[assignment]
             return _refusal(deserialize(old), month, counters)
         except BotoCoreError as exc:
-            raise DependencyError("tenant store unavailable") from exc
+            raise self._dependency(exc) from exc
         return None
 
     def charge_units(self, tenant: str, month: str, counter: Counter, units: Sequence[str], *,
@@ -114,9 +113,9 @@ class DynamoDbTenantStore:
                 if reasons[1:2] == ["ConditionalCheckFailed"]:
                     return "refused", dict(cancelled[1].get("Item") or {})
                 if "TransactionConflict" not in reasons or attempt == _TRIES:
-                    raise DependencyError("tenant store unavailable") from exc
+                    raise self._dependency(exc) from exc
             except BotoCoreError as exc:
-                raise DependencyError("tenant store unavailable") from exc
+                raise self._dependency(exc) from exc
         raise AssertionError("unreachable")
 
     def _item(self, tenant: str) -> dict[str, Any]:
@@ -177,16 +176,11 @@ class DynamoDbTenantStore:
                 return None
             except ClientError as exc:
                 if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                    raise DependencyError("tenant store unavailable") from exc
+                    raise self._dependency(exc) from exc
             except BotoCoreError as exc:
-                raise DependencyError("tenant store unavailable") from exc
+                raise self._dependency(exc) from exc
         raise DependencyError("tenant store busy: the plan kept changing while charging; retry")
 
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return getattr(self._db, operation)(**kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise DependencyError("tenant store unavailable") from exc
 
 
 def _tenant(tenant: str, data: dict[str, Any]) -> Tenant:
