@@ -18,7 +18,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize
-from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, _JobsTable, job_pk
+from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, job_pk
+from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.jobs import Job
 from mnemo.errors import DependencyError
 
@@ -36,7 +37,9 @@ def listing_pk(tenant: str, user_id: str) -> str:
     return f"T#{tenant}#U#{user_id}#JOBS"
 
 
-class DynamoDbJobStore(_JobsTable):
+class DynamoDbJobStore(DynamoDbTable):
+    conflict = "erasure job changed concurrently; the newer state wins"  # the wording it always had
+
     def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         # The listing, then the parts, the job last: a job that can be read is listed and has its parts.
         self._call("put_item", TableName=self._table, Item=serialize(_listing(job)))
