@@ -107,13 +107,20 @@ def test_a_user_erasure_takes_the_facts_of_archived_and_edited_memories(http, co
     assert served(http, kept) == 200 and fact_docs(container, "lia", "Kim Initech") == [kept]
 
 
-def test_a_fact_the_erased_fact_retired_is_back_and_nothing_names_the_erased_uuid(http, container, principal, aws) -> None:  # noqa: ANN001
+def porto_retired_by_lisbon(container, principal, aws):  # noqa: ANN001, ANN201
+    """Bob's recorded "lives in Porto" (2025-01), then a memory saying he moved to Lisbon (2025-05),
+    enriched: the Porto fact, the memory's id and the Lisbon fact's uuid, which retired Porto."""
     old = container.facts.record_triple(principal, RecordFactCommand(
         subject="Bob", predicate="lives in", object="Porto", valid_at=datetime(2025, 1, 1, tzinfo=UTC))).edge
     memory = container.memories.capture(principal, CaptureCommand(
         raw="Bob moved to Lisbon.", as_user=True, captured_at=datetime(2025, 5, 1, tzinfo=UTC))).id
     enrich(aws)
     (lisbon,) = fact_of(container, memory)
+    return old, memory, lisbon
+
+
+def test_a_fact_the_erased_fact_retired_is_back_and_nothing_names_the_erased_uuid(http, container, principal, aws) -> None:  # noqa: ANN001
+    old, memory, lisbon = porto_retired_by_lisbon(container, principal, aws)
     retired = container.facts.get(principal, old.uuid)
     assert (retired.status, retired.invalidated_by) == (FactStatus.INVALIDATED, lisbon)  # control: Lisbon retired Porto
     assert naming(every_item(aws), lisbon)
@@ -184,12 +191,7 @@ def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http,
 
 
 def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, container, principal, aws) -> None:  # noqa: ANN001
-    old = container.facts.record_triple(principal, RecordFactCommand(
-        subject="Bob", predicate="lives in", object="Porto", valid_at=datetime(2025, 1, 1, tzinfo=UTC))).edge
-    memory = container.memories.capture(principal, CaptureCommand(
-        raw="Bob moved to Lisbon.", as_user=True, captured_at=datetime(2025, 5, 1, tzinfo=UTC))).id
-    enrich(aws)
-    (lisbon,) = fact_of(container, memory)
+    old, memory, lisbon = porto_retired_by_lisbon(container, principal, aws)
     assert http.post("/v1/retract", json={"edge_uuid": old.uuid}, headers=auth()).status_code == 200
     retracted = container.facts.get(principal, old.uuid)
     assert (retracted.status, retracted.invalidated_by) == (FactStatus.RETRACTED, lisbon)  # control

@@ -213,7 +213,7 @@ class JobService:
         """The user's latest erasure when an import is requested (refused while one runs)."""
         if self._fence is None:
             return None
-        return self._fence.admit(principal.tenant, principal.confine(user_id) or user_id).latest_job
+        return self._fence.admit(principal.tenant, user_id).latest_job  # user_id: resolved by the caller (user_for)
 
     def _import(self, job: Job, items: list[Any], offset: int) -> JobSummary:
         admission = None if self._fence is None else Admission(
