@@ -337,6 +337,14 @@ def test_the_layers_hold_the_code_and_the_deps_nothing_else(invocations: dict[st
         assert not unimportable, f"with {logical_id}'s layers these modules do not import:\n{unimportable}"
 
 
+def test_the_shared_layer_leaves_the_local_stack_out(built: dict[str, Any]) -> None:
+    # The embedded stack (moto patches, poller) only runs on a workstation: it is not shipped.
+    layer = BUILD / "SharedLayer" / "python" / "mnemo"
+    assert (layer / "surfaces" / "app.py").is_file(), "the shared layer holds mnemo"  # positive control
+    assert (REPO / "shared" / "mnemo" / "local" / "__main__.py").is_file()
+    assert not (layer / "local").exists(), "mnemo/local is in the shared layer"
+
+
 def test_every_function_has_sample_events(built: dict[str, Any]) -> None:
     # A function added to template.yaml gets an events/*.json and a line in CASES.
     assert set(function_resources(built)) == set(CASES)
