@@ -33,7 +33,7 @@ metrics = Metrics(namespace="Mnemo", service="mnemo-worker")
 
 
 class PoisonMessage(Exception):
-    """A message body that is not an enrichment task: retrying cannot help; it goes to the DLQ."""
+    """A message body that is none of the queue's messages (domain/messages.py): retrying cannot help; it goes to the DLQ."""
 
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
