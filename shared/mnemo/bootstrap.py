@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         FactStore,
         GraphStore,
         IntentAnnotator,
+        JobQueue,
         JobStore,
         Mem0Source,
         MemoryStore,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from mnemo.services.graph_traversal import GraphTraversal
     from mnemo.services.import_files import ImportFiles
     from mnemo.services.imports import ImportService
+    from mnemo.services.job_runner import JobRunner
     from mnemo.services.jobs import JobService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
@@ -198,13 +200,26 @@ class Container:
     @cached_property
     def erasure_jobs(self) -> ErasureJobService:
         from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureJobStore
-        from mnemo.adapters.sqs_erasure import SqsErasureQueue
         from mnemo.services.erasure_jobs import ErasureJobService
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
-                                 SqsErasureQueue(self._sqs, self.settings.queue_url), self.erasure, clock=self.clock,
+                                 self._job_queue, self.erasure, clock=self.clock,
                                  fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds),
-                                 work_jobs=self._job_store)
+                                 work_jobs=self._job_store, runner=self.runner)
+
+    @cached_property
+    def _job_queue(self) -> JobQueue:
+        from mnemo.adapters.sqs_jobs import SqsJobQueue
+
+        return SqsJobQueue(self._sqs, self.settings.queue_url)
+
+    @cached_property
+    def runner(self) -> JobRunner:
+        """The worker's job runner; each job service registers its kinds' step handlers when built,
+        which the runner asks for on the first message of its family."""
+        from mnemo.services.job_runner import JobRunner
+
+        return JobRunner(self._job_queue, clock=self.clock, builders={"job": lambda: self.jobs, "erasure": lambda: self.erasure_jobs})
 
     @cached_property
     def _job_store(self) -> JobStore:
@@ -214,7 +229,6 @@ class Container:
 
     @cached_property
     def jobs(self) -> JobService:
-        from mnemo.adapters.sqs_jobs import SqsJobQueue
         from mnemo.services.jobs import JobService
 
         def mem0() -> Mem0Source:
@@ -222,9 +236,9 @@ class Container:
 
             return Mem0HttpSource(self.settings.mem0_api_url)
 
-        return JobService(self._job_store, SqsJobQueue(self._sqs, self.settings.queue_url), self.imports, self.duplicates,
+        return JobService(self._job_store, self._job_queue, self.imports, self.duplicates,
                           self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
-                          fence=self.write_fence)
+                          fence=self.write_fence, runner=self.runner)
 
     @cached_property
     def facts(self) -> FactService:

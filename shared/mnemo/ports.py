@@ -10,10 +10,14 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, Field
 
 from mnemo.domain.edits import EditPlan
-from mnemo.domain.erasure import ErasureJob, ErasureStep, UserFence
+from mnemo.domain.erasure import ErasureJob, UserFence
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.graph import Adjacency, Entity, EntityMention, Fact, FactAudit, FactStatus, Link
-from mnemo.domain.jobs import Job, JobStep
+from mnemo.domain.jobs import Job
+from mnemo.domain.messages import (  # EnrichmentTask was defined here: importers keep the path
+    EnrichmentTask,
+    StepMessage,
+)
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 from mnemo.domain.namespace import Namespace, NamespaceFilter
 from mnemo.domain.scoring import Candidates
@@ -33,15 +37,6 @@ class ApiKeyRecord(BaseModel):
     user_id: str | None = None  # bound: the key reads and writes this user's memories only
     expires_at: datetime | None = None
     last_used_at: datetime | None = None  # written at most once a minute per key (KeyService.TOUCH_EVERY)
-
-
-class EnrichmentTask(BaseModel):
-    """The queue message: which memory at which version needs tier-2 enrichment."""
-
-    tenant: str
-    memory_id: str
-    version: int
-    reindex: bool = False  # re-derive even if already enriched (index rebuilds, model changes)
 
 
 class BrowseQuery(BaseModel):
@@ -535,11 +530,6 @@ class ErasureJobStore(Protocol):
         transaction: a memory is counted exactly once, however often its message is delivered."""
 
 
-class ErasureQueue(Protocol):
-    def send_step(self, step: ErasureStep, delay_seconds: int = 0) -> None:
-        """Queue the hop, delivered no sooner than `delay_seconds` from now (at most 900)."""
-
-
 class JobStore(Protocol):
     """Import, mem0 and deduplicate jobs beside erasure jobs (same keys: tenant and job id). Writes of
     the job are conditional on `Job.revision` (ConflictError when another writer moved it on)."""
@@ -572,7 +562,10 @@ class JobStore(Protocol):
 
 
 class JobQueue(Protocol):
-    def send_step(self, step: JobStep) -> None: ...
+    """The worker queue as jobs use it: every kind's steps ride it (domain/messages.py)."""
+
+    def send_step(self, step: StepMessage, delay_seconds: int = 0) -> None:
+        """Queue the step, delivered no sooner than `delay_seconds` from now (at most 900)."""
 
 
 class Mem0Page(BaseModel):

@@ -5,9 +5,10 @@ page of the user's memories (newest first, from the cursor stored on the job), e
 one, each recorded with its counts in one conditional transaction, then save the next step and
 queue it. A hop stops early when the Lambda's time runs low and the next hop resumes the page.
 
-At-least-once safe: a message whose step the job has passed is stale and does nothing (except
-re-sending the current step if its message may have been lost); a memory's erasure is repeatable
-and is counted once, when it is recorded; a finished job ignores every message.
+At-least-once safe: the job runner (services/job_runner.py) runs each hop under the protocol every
+job shares (a message whose step the job has passed is stale and does nothing, except re-sending the
+current step if its message may have been lost; a finished job ignores every message); a memory's
+erasure is repeatable and is counted once, when it is recorded.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from mnemo.domain.erasure import ErasureCounts, ErasureJob, ErasureReceipt, Eras
 from mnemo.domain.models import Cursor, Principal, Status
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import ConflictError, DependencyError, MnemoError, NotFoundError
-from mnemo.ports import BrowseQuery, ErasureFences, ErasureJobStore, ErasureQueue, JobStore, MemoryStore
+from mnemo.errors import DependencyError, MnemoError, NotFoundError
+from mnemo.ports import BrowseQuery, ErasureFences, ErasureJobStore, JobQueue, JobStore, MemoryStore
 from mnemo.services.erasure import ErasureService
+from mnemo.services.job_runner import Hop, JobRunner, TimeLeft, forever
 from mnemo.services.permissions import Operation, authorize
 
 logger = logging.getLogger(__name__)
@@ -36,10 +38,10 @@ TIME_MARGIN_MS = 20_000  # stop erasing when less than this is left of the invoc
 
 
 class ErasureJobService:
-    def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: ErasureQueue, erasure: ErasureService, *,
+    def __init__(self, store: MemoryStore, jobs: ErasureJobStore, queue: JobQueue, erasure: ErasureService, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
                  page: int = PAGE, fences: ErasureFences | None = None, settle: timedelta = timedelta(0),
-                 work_jobs: JobStore | None = None) -> None:
+                 work_jobs: JobStore | None = None, runner: JobRunner) -> None:
         self._store = store
         self._work_jobs = work_jobs  # the user's import, mem0 and deduplication jobs: their parts hold what was sent
         self._settle = settle  # the last listing waits this long after the request: the browse index lags
@@ -50,6 +52,8 @@ class ErasureJobService:
         self._clock = clock
         self._new_id = new_id
         self._page = page
+        self._runner = runner
+        runner.register("erasure", _ErasureJobs(jobs, self._finish), {"user": self._hop})
 
     def request_user(self, principal: Principal, user_id: str) -> ErasureReceipt:
         """Accept the erasure of every memory `user_id` has in the caller's tenant, including what writes
@@ -74,19 +78,17 @@ class ErasureJobService:
             raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
         return job.receipt()
 
-    def run(self, step: ErasureStep, time_left_ms: Callable[[], float] = lambda: math.inf) -> None:
-        """One hop of the job (the worker calls it per message). Raises on failure: SQS redelivers."""
-        job = self._jobs.get(step.tenant, step.job_id, erased_ids=False)
-        if job is None or job.finished:
-            logger.info("erasure step ignored: no such job or job finished", extra={"job_id": step.job_id})
-            return
-        if step.step != job.step:
-            if step.step < job.step and job.dispatched < job.step:
-                self._dispatch(job)  # the hop that saved this step died before sending it
-            logger.info("stale erasure step", extra={"job_id": job.job_id, "step": step.step, "at": job.step})
-            return
-        job = self._jobs.save(job.model_copy(update={
-            "status": JobStatus.RUNNING, "started_at": job.started_at or self._clock(), "dispatched": job.step}))
+    def run(self, step: ErasureStep, time_left_ms: TimeLeft = forever) -> None:
+        """One hop of the job, as the worker runs it (the runner's protocol). Raises on failure: SQS redelivers."""
+        self._runner.run(step, time_left_ms)
+
+    def fail(self, step: ErasureStep, error: Exception) -> None:
+        """The step's last delivery failed: the job says so (the reason, never memory text)."""
+        self._runner.fail(step, error)
+
+    def _hop(self, job: ErasureJob, step: ErasureStep, time_left_ms: TimeLeft) -> Hop[ErasureJob]:
+        """The step handler: plan a page if none is left, erase it while time lasts; then the user's
+        recorded facts, her other jobs, and a last listing from the top once the browse index settled."""
         if not job.batch and not job.exhausted:
             job = self._plan(job)
         while job.batch and time_left_ms() > TIME_MARGIN_MS:
@@ -107,23 +109,7 @@ class ErasureJobService:
             else:
                 job = self._plan(job.model_copy(update={"cursor": None}))
                 done = not job.batch
-        if done:
-            self._finish(job, JobStatus.COMPLETED)
-        else:
-            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})), delay)
-
-    def fail(self, step: ErasureStep, error: Exception) -> None:
-        """The step's last delivery failed: the job says so (the reason, never memory text)."""
-        job = self._jobs.get(step.tenant, step.job_id, erased_ids=False)
-        if job is None or job.finished:
-            return
-        # This step's hop, or the hop before it that saved the step but could never send it.
-        undelivered = step.step == job.step - 1 and job.dispatched < job.step
-        if step.step != job.step and not undelivered:
-            return  # a stale duplicate failed; the job's current hop is alive elsewhere
-        reason = error.message if isinstance(error, MnemoError) else type(error).__name__
-        with contextlib.suppress(ConflictError):
-            self._finish(job, JobStatus.FAILED, error=f"{reason}; memories erased so far stay erased, request the erasure again to finish")
+        return Hop(job, "done") if done else Hop(job, "next", delay)
 
     # -- steps ---------------------------------------------------------------------------
     def _plan(self, job: ErasureJob) -> ErasureJob:
@@ -183,11 +169,6 @@ class ErasureJobService:
             job = self._jobs.save(job.model_copy(update={"counts": job.counts.plus(ErasureCounts(jobs=erased))}))
         return job, left
 
-    def _dispatch(self, job: ErasureJob, delay: int = 0) -> None:
-        self._queue.send_step(ErasureStep(tenant=job.tenant, job_id=job.job_id, step=job.step), delay)
-        with contextlib.suppress(ConflictError):  # the next hop already started (and recorded the dispatch)
-            self._jobs.save(job.model_copy(update={"dispatched": job.step}))
-
     def _finish(self, job: ErasureJob, status: JobStatus, error: str | None = None) -> None:
         if self._fences is not None and job.user_id is not None:  # writes for the user are admitted again
             # A completed erasure re-listed everything, so earlier requests still running are done too.
@@ -195,3 +176,24 @@ class ErasureJobService:
         # The user id leaves the record with the job: the receipt needs only the erased ids.
         self._jobs.save(job.model_copy(update={"status": status, "finished_at": self._clock(), "user_id": None,
                                                "batch": [], "cursor": None, "error": error}))
+
+
+class _ErasureJobs:
+    """The runner's ledger of erasure jobs (the ids a job erased are not read here); ending a job is the
+    service's `_finish` (the fence comes down, the user id leaves the record)."""
+
+    def __init__(self, jobs: ErasureJobStore, finish: Callable[[ErasureJob, JobStatus, str | None], None]) -> None:
+        self._jobs = jobs
+        self._finish = finish
+
+    def load(self, tenant: str, job_id: str) -> ErasureJob | None:
+        return self._jobs.get(tenant, job_id, erased_ids=False)
+
+    def save(self, job: ErasureJob) -> ErasureJob:
+        return self._jobs.save(job)
+
+    def complete(self, job: ErasureJob) -> None:
+        self._finish(job, JobStatus.COMPLETED, None)
+
+    def fail(self, job: ErasureJob, reason: str) -> None:
+        self._finish(job, JobStatus.FAILED, f"{reason}; memories erased so far stay erased, request the erasure again to finish")

@@ -4,19 +4,19 @@
 answers for every kind at `GET /v1/jobs/{job_id}`.
 
 Each hop runs one chunk: an import part (stored as a job-part item), one mem0 page, or one part of a
-deduplication plan. The job then saves its checkpoint (`step + 1`, progress, summary) in one write
-conditional on its revision, and queues the next step. A message for a step the job has passed is
-stale and does nothing (except re-sending the current step if the hop that saved it died before
-sending it), so a redelivery never redoes a checkpointed chunk. A chunk interrupted before its
-checkpoint runs again: imports skip items already imported by source id, deduplication skips
-memories already archived.
+deduplication plan; here are the kinds' step handlers, and the job runner (services/job_runner.py)
+runs them under the protocol every job shares: the job saves its checkpoint (`step + 1`, progress,
+summary) in one write conditional on its revision and queues the next step; a message for a step
+the job has passed is stale and does nothing (except re-sending the current step if the hop that
+saved it died before sending it), so a redelivery never redoes a checkpointed chunk. A chunk
+interrupted before its checkpoint runs again: imports skip items already imported by source id,
+deduplication skips memories already archived.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -31,10 +31,9 @@ from mnemo.ports import JobQueue, JobStore, Mem0Source
 from mnemo.services.duplicates import SCAN_LIMIT, DedupReport, DuplicateService
 from mnemo.services.erasure_jobs import ErasureJobService
 from mnemo.services.imports import ImportReport, ImportService
+from mnemo.services.job_runner import Hop, JobRunner, StepHandler, TimeLeft
 from mnemo.services.permissions import REQUIRED, Operation, authorize, content_check
 from mnemo.services.user_fence import Admission, WriteFence
-
-logger = logging.getLogger(__name__)
 
 SYNC_IMPORT_LIMIT = 200  # items one request imports itself; more become a job
 IMPORT_CHUNK = 100  # items per job part (one hop): ~1 write + 1 send each, far inside the worker's 120 s
@@ -68,7 +67,7 @@ class JobService:
     def __init__(self, jobs: JobStore, queue: JobQueue, imports: ImportService, duplicates: DuplicateService,
                  erasure_jobs: ErasureJobService, mem0: Callable[[], Mem0Source] | None, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-                 fence: WriteFence | None = None) -> None:
+                 fence: WriteFence | None = None, runner: JobRunner) -> None:
         self._jobs = jobs
         self._fence = fence  # an import job stops when its user's erasure is requested after it (user_fence.py)
         self._queue = queue
@@ -78,6 +77,10 @@ class JobService:
         self._mem0 = mem0  # None: the mem0 pull is switched off (the default)
         self._clock = clock
         self._new_id = new_id
+        self._runner = runner
+        runner.register("job", _WorkJobs(jobs, clock), {JobKind.IMPORT: self._handler(self._import_chunk),
+                                                          JobKind.MEM0_IMPORT: self._handler(self._mem0_chunk),
+                                                          JobKind.DEDUPLICATE: self._handler(self._dedup_chunk)})
 
     # -- requests --------------------------------------------------------------------------
     def import_items(self, principal: Principal, items: list[Any], *, user_id: str | None, skip_duplicates: bool | None,
@@ -130,76 +133,64 @@ class JobService:
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
         raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
 
-    # -- the worker --------------------------------------------------------------------------
+    # -- the worker (services/job_runner.py runs the protocol; these are the kinds' step handlers) --
     def run(self, step: JobStep) -> None:
-        """One chunk (the worker calls it per message). Raises on failure: SQS redelivers."""
-        job = self._jobs.get(step.tenant, step.job_id)
-        if job is None or job.finished:
-            logger.info("job step ignored: no such job or job finished", extra={"job_id": step.job_id})
-            return
-        if step.step != job.step:
-            if step.step < job.step and job.dispatched < job.step:
-                self._dispatch(job, step.api_key)  # the hop that saved this step died before sending it
-            logger.info("stale job step", extra={"job_id": job.job_id, "step": step.step, "at": job.step})
-            return
-        job = self._jobs.save(job.model_copy(update={
-            "status": JobStatus.RUNNING, "started_at": job.started_at or self._clock(), "dispatched": job.step}))
-        try:
-            job, last = self._chunk(job, step)
-        except UserErasedError:  # the user's erasure came first: what this chunk wrote is erased; nothing to retry
-            with contextlib.suppress(ConflictError):  # a duplicate hop recorded it first
-                self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
-                                                       "error": USER_ERASED}))
-            self._jobs.drop_parts(job.tenant, job.job_id, job.parts)  # the input left is the erased user's text
-            return
-        if last:
-            self._jobs.save(job.model_copy(update={"step": job.step + 1, "status": JobStatus.COMPLETED,
-                                                   "finished_at": self._clock()}))
-        else:
-            self._dispatch(self._jobs.save(job.model_copy(update={"step": job.step + 1})), step.api_key)
+        """One chunk, as the worker runs it (the runner's protocol). Raises on failure: SQS redelivers."""
+        self._runner.run(step)
 
     def fail(self, step: JobStep, error: Exception) -> None:
         """The step's last delivery failed: the job says why (what it did so far stays done)."""
-        job = self._jobs.get(step.tenant, step.job_id)
-        if job is None or job.finished:
-            return
-        undelivered = step.step == job.step - 1 and job.dispatched < job.step
-        if step.step != job.step and not undelivered:
-            return  # a stale duplicate failed; the job's current hop is alive elsewhere
-        reason = error.message if isinstance(error, MnemoError) else type(error).__name__
-        with contextlib.suppress(ConflictError):
-            self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
-                                                   "error": f"{reason}; what was done stays done, run it again to finish"}))
+        self._runner.fail(step, error)
 
-    def _chunk(self, job: Job, step: JobStep) -> tuple[Job, bool]:
-        """Run the job's current chunk; the job with its progress and summary, and whether it was the last."""
-        if job.kind is JobKind.MEM0_IMPORT:
-            if self._mem0 is None:
-                raise ValidationFailed(MEM0_DISABLED)
-            if not step.api_key:
-                raise ValidationFailed("api_key: the job's message lost it; request the import again")
-            page = self._mem0().page(step.api_key, job.user_id, job.step + 1, MEM0_PAGE_SIZE)
-            summary = self._import(job, page.items, job.progress.done)
-            progress = JobProgress(done=job.progress.done + len(page.items), total=page.total)
-            return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), page.last
-        if job.kind is JobKind.DEDUPLICATE and job.step == 0:
-            planned = self._plan(job)
-            return planned, planned.parts <= 1  # nothing live left to compare: done
+    def _handler(self, chunk: Callable[[Job, JobStep], tuple[Job, bool]]) -> StepHandler[Job]:
+        """A kind's step handler: run its chunk (the job with its progress and summary, and whether it was
+        the last); an import whose user's erasure came first stops here, its input erased with it."""
+        def step(job: Job, message: JobStep, time_left_ms: TimeLeft) -> Hop[Job]:
+            try:
+                job, last = chunk(job, message)
+            except UserErasedError:  # what this chunk wrote is erased; nothing to retry
+                with contextlib.suppress(ConflictError):  # a duplicate hop recorded it first
+                    self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
+                                                           "error": USER_ERASED}))
+                self._jobs.drop_parts(job.tenant, job.job_id, job.parts)  # the input left is the erased user's text
+                return Hop(job, "ended")
+            return Hop(job, "done" if last else "next")
+        return step
+
+    def _import_chunk(self, job: Job, message: JobStep) -> tuple[Job, bool]:
         try:
             items = self._jobs.part(job.tenant, job.job_id, job.step)
         except DependencyError:  # a missing part: the user's erasure deletes an import's parts; if so, say that
-            if job.kind is JobKind.IMPORT and self._fence is not None:
+            if self._fence is not None:
                 self._fence.check(Admission(tenant=job.tenant, user_id=job.owner, latest_job=job.erasure_seen))
             raise
-        if job.kind is JobKind.IMPORT:
-            summary = self._import(job, items, job.progress.done)
-        else:
-            groups, archived, skipped = self._duplicates.archive_repeats(
-                job.principal, job.user_id, [str(i) for i in items], job.threshold)
-            summary = JobSummary(groups=groups, archived=archived, skipped=len(skipped),
-                                 reasons=[f"memory {s.id}: {s.reason}" for s in skipped])
-        progress = job.progress.model_copy(update={"done": job.progress.done + len(items)})
-        return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), job.step + 1 >= job.parts
+        return self._advanced(job, self._import(job, items, job.progress.done), len(items)), job.step + 1 >= job.parts
+
+    def _mem0_chunk(self, job: Job, message: JobStep) -> tuple[Job, bool]:
+        if self._mem0 is None:
+            raise ValidationFailed(MEM0_DISABLED)
+        if not message.api_key:
+            raise ValidationFailed("api_key: the job's message lost it; request the import again")
+        page = self._mem0().page(message.api_key, job.user_id, job.step + 1, MEM0_PAGE_SIZE)
+        summary = self._import(job, page.items, job.progress.done)
+        progress = JobProgress(done=job.progress.done + len(page.items), total=page.total)
+        return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), page.last
+
+    def _dedup_chunk(self, job: Job, message: JobStep) -> tuple[Job, bool]:
+        if job.step == 0:
+            planned = self._plan(job)
+            return planned, planned.parts <= 1  # nothing live left to compare: done
+        items = self._jobs.part(job.tenant, job.job_id, job.step)
+        groups, archived, skipped = self._duplicates.archive_repeats(
+            job.principal, job.user_id, [str(i) for i in items], job.threshold)
+        summary = JobSummary(groups=groups, archived=archived, skipped=len(skipped),
+                             reasons=[f"memory {s.id}: {s.reason}" for s in skipped])
+        return self._advanced(job, summary, len(items)), job.step + 1 >= job.parts
+
+    @staticmethod
+    def _advanced(job: Job, summary: JobSummary, done: int) -> Job:
+        progress = job.progress.model_copy(update={"done": job.progress.done + done})
+        return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress})
 
     def _plan(self, job: Job) -> Job:
         """Deduplication's first hop: every live id of the user, oldest first, stored as parts 1..n
@@ -242,8 +233,23 @@ class JobService:
             raise
         return job.receipt()
 
-    def _dispatch(self, job: Job, api_key: str | None) -> None:
-        self._queue.send_step(JobStep(tenant=job.tenant, job_id=job.job_id, step=job.step, api_key=api_key))
-        with contextlib.suppress(ConflictError):  # the next hop already started (and recorded the dispatch)
-            self._jobs.save(job.model_copy(update={"dispatched": job.step}))
 
+class _WorkJobs:
+    """The runner's ledger of import, mem0 and deduplication jobs (`JobStore`)."""
+
+    def __init__(self, jobs: JobStore, clock: Callable[[], datetime]) -> None:
+        self._jobs = jobs
+        self._clock = clock
+
+    def load(self, tenant: str, job_id: str) -> Job | None:
+        return self._jobs.get(tenant, job_id)
+
+    def save(self, job: Job) -> Job:
+        return self._jobs.save(job)
+
+    def complete(self, job: Job) -> None:
+        self._jobs.save(job.model_copy(update={"step": job.step + 1, "status": JobStatus.COMPLETED, "finished_at": self._clock()}))
+
+    def fail(self, job: Job, reason: str) -> None:
+        self._jobs.save(job.model_copy(update={"status": JobStatus.FAILED, "finished_at": self._clock(),
+                                               "error": f"{reason}; what was done stays done, run it again to finish"}))

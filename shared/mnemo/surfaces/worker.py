@@ -8,8 +8,6 @@ allowed receive marks its memory `failed` with the reason before SQS moves it to
 
 from __future__ import annotations
 
-import json
-import math
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -22,10 +20,10 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from mnemo.domain.erasure import ErasureStep
-from mnemo.domain.jobs import JobStep
+from mnemo.domain.messages import EnrichmentTask, StepMessage, parse_message
 from mnemo.errors import MnemoError
-from mnemo.ports import EnrichmentTask
 from mnemo.services.enrichment import Prepared
+from mnemo.services.job_runner import forever
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -35,7 +33,7 @@ metrics = Metrics(namespace="Mnemo", service="mnemo-worker")
 
 
 class PoisonMessage(Exception):
-    """A message body that is not an enrichment task: retrying cannot help; it goes to the DLQ."""
+    """A message body that is none of the queue's messages (domain/messages.py): retrying cannot help; it goes to the DLQ."""
 
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -72,28 +70,24 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
     counts = Counter() if counts is None else counts
     enrichment = services.enrichment
     tasks: dict[str, EnrichmentTask] = {}
-    steps: dict[str, ErasureStep] = {}  # erasure job hops share the queue (docs/erasure.md)
-    job_steps: dict[str, JobStep] = {}  # so do import, mem0 and deduplication jobs (docs/import-export.md)
+    steps: dict[str, StepMessage] = {}  # job steps share the queue (docs/import-export.md "Jobs", docs/erasure.md)
     for record in event.get("Records", []):
         try:
-            task = task_of(record["body"])
-            if task == "erasure":
-                steps[record["messageId"]] = ErasureStep.model_validate_json(record["body"])
-            elif task == "job":
-                job_steps[record["messageId"]] = JobStep.model_validate_json(record["body"])
-            else:
-                tasks[record["messageId"]] = EnrichmentTask.model_validate_json(record["body"])
+            message = parse_message(record["body"])
         except ValidationError:
             logger.error("unparseable enrichment message", extra={"message_id": record.get("messageId")})
+            continue
+        if isinstance(message, EnrichmentTask):
+            tasks[record["messageId"]] = message
+        else:
+            steps[record["messageId"]] = message
     prepared: dict[str, Prepared] = dict(zip(tasks, enrichment.prepare(list(tasks.values())), strict=True))
     enrichment.complete_batch(list(prepared.values()))  # failures stay on their task, raised below
     max_receives = services.settings.max_receive_count
 
     def record_handler(record: SQSRecord) -> None:
         if record.message_id in steps:
-            return erasure_step(record, steps[record.message_id], context, services)
-        if record.message_id in job_steps:
-            return job_step(record, job_steps[record.message_id], services)
+            return job_step(record, steps[record.message_id], context, services)
         item = prepared.get(record.message_id)
         if item is None:
             raise PoisonMessage(f"message {record.message_id} is not an enrichment task")
@@ -120,44 +114,24 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
     )
 
 
-def task_of(body: str) -> str | None:
-    """`erasure` or `job` for a job's hop; None for an enrichment task (which carries no `task`)."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    task = data.get("task") if isinstance(data, dict) else None
-    return task if isinstance(task, str) else None
-
-
-def job_step(record: SQSRecord, step: JobStep, services: Container) -> None:
-    """One chunk of an import, mem0 or deduplication job (a failed mem0 hop's message reaches the DLQ
-    with its key, encrypted there until the DLQ's retention ends; docs/import-export.md)."""
-    hop(record, "job", step.job_id, step.step, lambda: services.jobs.run(step),
-        lambda exc: services.jobs.fail(step, exc), services)
-
-
-def erasure_step(record: SQSRecord, step: ErasureStep, context: Any, services: Container) -> None:
-    """One hop of an erasure job; stops early when the invocation's time runs low (the next hop resumes)."""
+def job_step(record: SQSRecord, step: StepMessage, context: Any, services: Container) -> None:
+    """One step of a job (import, mem0 pull, deduplication, a user's erasure) through the job runner;
+    a step handler that watches the clock stops early when the invocation's time runs low (the next hop
+    resumes). On the last allowed receive the job is marked failed before SQS moves the message on, so
+    the job says why instead of staying `running` (a failed mem0 hop's message reaches the DLQ with its
+    key, encrypted there until the DLQ's retention ends; docs/import-export.md)."""
     remaining = getattr(context, "get_remaining_time_in_millis", None)
-    hop(record, "erasure job", step.job_id, step.step,
-        lambda: services.erasure_jobs.run(step, remaining if callable(remaining) else (lambda: math.inf)),
-        lambda exc: services.erasure_jobs.fail(step, exc), services)
-
-
-def hop(record: SQSRecord, kind: str, job_id: str, step: int, run: Callable[[], None],
-        fail: Callable[[Exception], None], services: Container) -> None:
-    """Run one step of a job; on the last allowed receive, mark the job failed before SQS moves the
-    message on, so the job says why instead of staying `running`."""
+    runner = services.runner
+    kind = "erasure job" if isinstance(step, ErasureStep) else "job"
     try:
-        run()
+        runner.run(step, remaining if callable(remaining) else forever)
     except Exception as exc:
         final = int(record.attributes.approximate_receive_count) >= services.settings.max_receive_count
-        logger.warning(f"{kind} step failed", extra={"job_id": job_id, "step": step, "final": final,
+        logger.warning(f"{kind} step failed", extra={"job_id": step.job_id, "step": step.step, "final": final,
                                                      "error": type(exc).__name__}, exc_info=not isinstance(exc, MnemoError))
         if final:
             try:
-                fail(exc)
+                runner.fail(step, exc)
             except Exception:  # noqa: BLE001 - the original error is what SQS must see
                 logger.exception(f"could not record the failure on the {kind}")
         raise
