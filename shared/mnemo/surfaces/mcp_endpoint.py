@@ -93,8 +93,11 @@ class McpDispatcher:
         try:
             principal = authenticate(services.keys, headers)
         except AuthenticationError as exc:
-            base = base_url(settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
-            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
+            base = settings.issuer if settings.oauth_enabled else base_url(
+                settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
+            # The path-suffixed document of this very path (`/api/mcp` has its own, naming itself).
+            resource = scope["path"].rstrip("/") or "/"
+            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message, resource)})
             return
         except DependencyError as exc:
             await send_problem(send, problem(exc))
