@@ -73,7 +73,7 @@ def test_short_form_tags_parse_to_intrinsic_functions(template: dict[str, Any]) 
 def test_every_table_and_queue_has_the_local_name_the_settings_default_to(template: dict[str, Any]) -> None:
     defaults = MnemoSettings.model_fields
     names = {kwargs["TableName"] for kwargs in table_specs(template)}
-    assert names == {defaults["memories_table"].default, defaults["keys_table"].default}
+    assert names == {defaults["memories_table"].default, defaults["keys_table"].default, defaults["oauth_table"].default}
     assert {spec.logical_id: spec.name for spec in queue_specs(template)} == {
         "EnrichmentDLQ": "mnemo-enrichment-dlq",
         "EnrichmentQueue": "mnemo-enrichment",
@@ -220,7 +220,7 @@ def test_memories_table_has_the_access_patterns_the_store_queries(template: dict
     }
     keys = gsis(specs["mnemo-keys"]["GlobalSecondaryIndexes"])
     assert keys == {"by_tenant": ([("tenant", "HASH"), ("prefix", "RANGE")], {"ProjectionType": "ALL"})}
-    assert time_to_live_specs(template) == {"mnemo-memories": "expires_at"}
+    assert time_to_live_specs(template) == {"mnemo-memories": "expires_at", "mnemo-oauth": "ttl"}
 
 
 def test_queues_match_the_template(template: dict[str, Any], clients: tuple[Any, Any]) -> None:

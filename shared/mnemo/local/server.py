@@ -92,6 +92,7 @@ class LocalStack:
         settings = MnemoSettings(
             memories_table=self.resources["MemoriesTable"],
             keys_table=self.resources["KeysTable"],
+            oauth_table=self.resources["OAuthTable"],
             queue_url=self.resources["EnrichmentQueue"],
             dlq_url=self.resources["EnrichmentDLQ"],
             max_receive_count=overrides["maxReceiveCount"],
