@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from mnemo.services.oauth_metadata import PRM_PATH, metadata_url, scope_hint
-
 if TYPE_CHECKING:  # the container's KeyService is imported when first built, not at Lambda init
     from mnemo.domain.models import Principal
     from mnemo.services.keys import KeyService
 
-__all__ = ["PRM_PATH", "authenticate", "base_url", "bearer_token", "www_authenticate"]
+__all__ = ["authenticate", "base_url", "bearer_token", "www_authenticate"]
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -39,6 +37,8 @@ def www_authenticate(base: str, description: str, resource: str | None = None, *
     """RFC 6750 challenge with RFC 9728 `resource_metadata`, so MCP clients can discover how to auth.
     `resource` (an MCP path): its path-suffixed document and a `scope` hint (what to ask for there);
     None (REST): the root document."""
+    from mnemo.services.oauth_metadata import PRM_PATH, metadata_url, scope_hint  # on a 401 only: not at MCP init
+
     document = metadata_url(base, resource) if resource else f"{base}{PRM_PATH}"
     challenge = f'Bearer realm="mnemo", error="{error}", error_description="{_quoted(description)}", resource_metadata="{document}"'
     if resource or scope:

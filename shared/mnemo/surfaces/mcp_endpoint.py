@@ -15,7 +15,7 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
+from mnemo.surfaces.auth import authenticate, base_url, bearer_token, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
@@ -23,6 +23,7 @@ from mnemo.surfaces.profiles import ProfileBuilder
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
+    from mnemo.domain.models import Principal
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
@@ -72,6 +73,16 @@ class McpDispatcher:
             return path.removeprefix("/mcp/")
         return None
 
+    @staticmethod
+    def _authenticate(services: Container, headers: dict[str, str], path: str) -> Principal:
+        """An API key, or (OAuth on) an access token bound to this path's resource (docs/oauth.md)."""
+        from mnemo.services.oauth_tokens import ACCESS_PREFIX  # with the first request, not at init
+
+        token = bearer_token(headers.get("authorization"))
+        if token is not None and token.startswith(ACCESS_PREFIX) and services.settings.oauth_enabled:
+            return services.oauth_grants.verify(token, path)
+        return authenticate(services.keys, headers)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         profile = self._profile_for(scope.get("path", "")) if scope["type"] == "http" else None
         if profile is None:
@@ -91,7 +102,7 @@ class McpDispatcher:
         services = self._services()
         settings = services.settings
         try:
-            principal = authenticate(services.keys, headers)
+            principal = self._authenticate(services, headers, scope["path"])
         except AuthenticationError as exc:
             base = settings.issuer if settings.oauth_enabled else base_url(
                 settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))

@@ -1,26 +1,37 @@
-"""MCP authorization on the REST app (docs/oauth.md): the RFC 8414 document, and (with the rest of
-the authorization server) `/register`, `/authorize`, `/token`, `/revoke` and the consent page.
+"""MCP authorization on the REST app (docs/oauth.md): the RFC 8414 document, `/register`,
+`/authorize`, `/token`, `/revoke` (the MCP SDK's handlers over `MnemoProvider`) and the consent page.
 
 Everything is mounted always and answers 404 unless `settings.oauth_enabled`, read per request: the
 settings are read when the container is first built, never at import."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mnemo.services.oauth_metadata import AS_METADATA_PATH, authorization_server
+from mnemo.errors import DependencyError, RateLimitedError
+from mnemo.services.oauth_metadata import (
+    AS_METADATA_PATH,
+    AUTHORIZE_PATH,
+    CONSENT_PATH,
+    REGISTER_PATH,
+    REVOKE_PATH,
+    TOKEN_PATH,
+    authorization_server,
+)
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
 
 Services = Callable[[], "Container"]
-NO_STORE = {"cache-control": "no-store"}
+Handler = Callable[[Request, "Container"], Awaitable[Response]]
+MAX_FORM_BYTES = 64 * 1024  # the largest valid body here (a registration) is a few KB
 
 
 def not_served(request: Request) -> Response:
@@ -28,12 +39,82 @@ def not_served(request: Request) -> Response:
                                    "(OAuth is off on this deployment: use an API key)"}}, status_code=404)
 
 
-def mount_oauth(api: FastAPI, provide: Services) -> None:
-    def as_metadata(request: Request) -> Response:
-        settings = provide().settings
-        if not settings.oauth_enabled:
+def _oauth_error(status: int, error: str, description: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status,
+                        headers={"cache-control": "no-store", **(headers or {})})
+
+
+def _guarded(provide: Services, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """404 while OAuth is off; 413 past the body cap; a store outage is a 503 in OAuth's shape."""
+
+    async def endpoint(request: Request) -> Response:
+        services = provide()
+        if not services.settings.oauth_enabled:
             return not_served(request)
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_FORM_BYTES:
+            return _oauth_error(413, "invalid_request", f"body: must be at most {MAX_FORM_BYTES} bytes")
+        try:
+            return await handler(request, services)
+        except DependencyError as exc:
+            return _oauth_error(503, "temporarily_unavailable", exc.message, {"retry-after": "1"})
+
+    return endpoint
+
+
+def mount_oauth(api: FastAPI, provide: Services) -> None:
+    from mcp.server.auth.handlers.authorize import AuthorizationHandler
+    from mcp.server.auth.handlers.register import RegistrationHandler
+    from mcp.server.auth.handlers.revoke import RevocationHandler
+    from mcp.server.auth.handlers.token import TokenHandler
+    from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+    from mcp.server.auth.settings import ClientRegistrationOptions
+
+    from mnemo.domain.oauth import SCOPES
+    from mnemo.surfaces import oauth_consent
+    from mnemo.surfaces.oauth_provider import MnemoProvider
+
+    options = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES))
+
+    async def as_metadata(request: Request, services: Container) -> Response:
+        settings = services.settings
         document = authorization_server(settings.issuer, registration=settings.oauth_open_registration, cimd=False)
         return JSONResponse(document, headers={"cache-control": "public, max-age=300"})
 
-    api.router.routes.append(Route(AS_METADATA_PATH, as_metadata, methods=["GET"], include_in_schema=False))
+    async def register(request: Request, services: Container) -> Response:
+        if not services.settings.oauth_open_registration:
+            return _oauth_error(403, "access_denied", "open client registration is off on this deployment")
+        try:
+            await anyio.to_thread.run_sync(services.oauth.admit_registration)
+        except RateLimitedError as exc:
+            return _oauth_error(429, "temporarily_unavailable", exc.message, {"retry-after": str(exc.retry_after)})
+        return await RegistrationHandler(MnemoProvider(services), options).handle(request)  # type: ignore[arg-type]
+
+    async def authorize(request: Request, services: Container) -> Response:
+        return await AuthorizationHandler(MnemoProvider(services)).handle(request)  # type: ignore[arg-type]
+
+    async def token(request: Request, services: Container) -> Response:
+        provider = MnemoProvider(services)
+        handler = TokenHandler(provider, ClientAuthenticator(provider))  # type: ignore[arg-type]
+        response: Response = await handler.handle(request)
+        return response
+
+    async def revoke(request: Request, services: Container) -> Response:
+        provider = MnemoProvider(services)
+        return await RevocationHandler(provider, ClientAuthenticator(provider)).handle(request)  # type: ignore[arg-type]
+
+    async def consent(request: Request, services: Container) -> Response:
+        if request.method == "POST":
+            return await oauth_consent.decide(request, services)
+        return await oauth_consent.show(request, services)
+
+    routes = [
+        (AS_METADATA_PATH, as_metadata, ["GET"]),
+        (REGISTER_PATH, register, ["POST"]),
+        (AUTHORIZE_PATH, authorize, ["GET", "POST"]),
+        (TOKEN_PATH, token, ["POST"]),
+        (REVOKE_PATH, revoke, ["POST"]),
+        (CONSENT_PATH, consent, ["GET", "POST"]),
+    ]
+    for path, handler, methods in routes:
+        api.router.routes.append(Route(path, _guarded(provide, handler), methods=methods, include_in_schema=False))

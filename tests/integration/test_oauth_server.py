@@ -1,0 +1,187 @@
+"""The authorization server's rules over HTTP (docs/oauth.md): registration, the consent form's
+defences, who a credential acts for, the grant's scopes, invalid_client, the key cascade, admin."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from starlette.testclient import TestClient
+
+from mnemo.domain.oauth import s256
+from tests.conftest import TEST_KEY, FixedClock
+from tests.integration.conftest import auth
+
+BASE = "http://127.0.0.1:8000"
+REDIRECT = "http://127.0.0.1:33418/callback"
+VERIFIER = "v" * 50
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+MCP = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.fixture
+def oauth(aws):  # noqa: ANN001, ANN201
+    from mnemo import bootstrap
+    from mnemo.settings import MnemoSettings
+    from mnemo.surfaces.app import create_app
+
+    container = bootstrap.Container(MnemoSettings(oauth_enabled=True, public_url=BASE, oauth_registrations_per_minute=5),
+                                    clock=FixedClock())
+    container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
+    return container, TestClient(create_app(container), base_url=BASE, follow_redirects=False)
+
+
+def register(http: TestClient, **metadata: Any) -> Any:
+    return http.post("/register", json={"redirect_uris": [REDIRECT], "client_name": "app", **metadata})
+
+
+def consent(http: TestClient, client_id: str, redirect: str = REDIRECT, **params: str) -> tuple[str, str]:
+    """(request id, csrf) of the consent page an /authorize leads to; the page's cookie stays in `http`."""
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect, "state": "st",
+             "code_challenge": s256(VERIFIER), "code_challenge_method": "S256", "resource": f"{BASE}/mcp", **params}
+    authorize = http.get("/authorize?" + urlencode(query))
+    assert authorize.status_code == 302, authorize.text
+    page = http.get(authorize.headers["location"])
+    assert page.status_code == 200, page.text
+    found = [re.search(rf"name={n} value='([^']+)'", page.text) for n in ("request", "csrf")]
+    return found[0].group(1), found[1].group(1)  # type: ignore[union-attr]
+
+
+def approve(http: TestClient, request: str, csrf: str, credential: str, **extra: str) -> Any:
+    return http.post("/oauth/consent", data={"request": request, "csrf": csrf, "credential": credential, "action": "approve",
+                                             **extra})
+
+
+def tokens(http: TestClient, client_id: str, location: str) -> Any:
+    code = parse_qs(urlsplit(location).query)["code"][0]
+    return http.post("/token", data={"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                                     "client_id": client_id, "code_verifier": VERIFIER})
+
+
+def test_registration_is_public_bounded_and_checks_redirects(oauth) -> None:  # noqa: ANN001
+    _, http = oauth
+    made = register(http)
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert body["token_endpoint_auth_method"] == "none" and "client_secret" not in body and body["client_id"].startswith("mcl_")
+    for bad in ("javascript:alert(1)", "https://claude.ai/cb#x", "http://evil.example/cb", "file:///etc/passwd"):
+        refused = register(http, redirect_uris=[bad])
+        assert refused.status_code == 400 and refused.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata"), bad
+    # The flood bound (5 a minute here, the bad ones above counted too): the next is a 429.
+    flooded = register(http)
+    assert flooded.status_code == 429 and int(flooded.headers["retry-after"]) > 0
+
+
+def test_invalid_client_is_401_and_unregistered_redirects_are_refused(oauth) -> None:  # noqa: ANN001
+    _, http = oauth
+    unknown = http.post("/token", data={"grant_type": "authorization_code", "code": "x", "client_id": "mcl_nope",
+                                        "code_verifier": VERIFIER, "redirect_uri": REDIRECT})
+    assert unknown.status_code == 401 and unknown.json()["error"] == "invalid_client"
+    client_id = register(http).json()["client_id"]
+    other = http.get("/authorize?" + urlencode({"response_type": "code", "client_id": client_id, "code_challenge": s256(VERIFIER),
+                                               "redirect_uri": "https://evil.example/cb", "state": "s"}))
+    assert other.status_code == 400 and "location" not in other.headers  # never redirected to an unregistered URI
+    port = http.get("/authorize?" + urlencode({"response_type": "code", "client_id": client_id, "code_challenge": s256(VERIFIER),
+                                              "redirect_uri": "http://127.0.0.1:9/callback", "state": "s"}))
+    assert port.status_code == 302  # positive control: loopback, another port (RFC 8252 §7.3)
+    target = http.get("/authorize?" + urlencode({"response_type": "code", "client_id": client_id, "code_challenge": s256(VERIFIER),
+                                                "redirect_uri": REDIRECT, "state": "s", "resource": "https://other.example/mcp"}))
+    assert target.status_code == 302 and "error=invalid_target" in target.headers["location"]
+
+
+def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> None:  # noqa: ANN001
+    container, http = oauth
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    cross = http.post("/oauth/consent", data={"request": request, "csrf": csrf, "credential": TEST_KEY, "action": "approve"},
+                      headers={"origin": "https://evil.example"})
+    assert cross.status_code == 403
+    fetch = http.post("/oauth/consent", data={"request": request, "csrf": csrf, "credential": TEST_KEY, "action": "approve"},
+                      headers={"sec-fetch-site": "cross-site"})
+    assert fetch.status_code == 403
+    cookieless = TestClient(http.app, base_url=BASE, follow_redirects=False)
+    assert approve(cookieless, request, csrf, TEST_KEY).status_code == 403  # a cross-site post carries no cookie
+    forger = TestClient(http.app, base_url=BASE, follow_redirects=False)
+    forger.cookies.set("mnemo_consent", "forged")
+    assert approve(forger, request, "forged", TEST_KEY).status_code == 403  # cookie and form agree, the page never showed it
+    done = approve(http, request, csrf, TEST_KEY)
+    assert done.status_code == 303 and done.headers["location"].startswith(REDIRECT + "?code=")  # positive control
+    query = parse_qs(urlsplit(done.headers["location"]).query)
+    assert query["state"] == ["st"] and query["iss"] == [BASE]
+    replay = approve(http, request, csrf, TEST_KEY)
+    assert replay.status_code == 400 and "already used" in replay.text
+    issued = tokens(http, client_id, done.headers["location"])
+    assert issued.status_code == 200, issued.text
+    again = tokens(http, client_id, done.headers["location"])  # the code is single use
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+
+
+def test_wrong_credentials_are_limited_per_page(oauth) -> None:  # noqa: ANN001
+    _, http = oauth
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    for attempt in range(5):
+        wrong = approve(http, request, csrf, "mn_wrong_0123456789abcdefghijklmnop")
+        if attempt < 4:
+            assert wrong.status_code == 401 and "invalid or revoked API key" in wrong.text
+            csrf = re.search(r"name=csrf value='([^']+)'", wrong.text).group(1)  # type: ignore[union-attr]
+        else:
+            assert wrong.status_code == 400 and "too many wrong attempts" in wrong.text
+    assert approve(http, request, csrf, TEST_KEY).status_code == 400  # the page is dead, even for the right key
+
+
+def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> None:  # noqa: ANN001
+    container, http = oauth
+    reader = container.keys.create("local", "reader", ["memory:read"], user_id="bob")
+    plain = container.keys.create("local", "plain", ["memory:read", "memory:write"])
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    refused = approve(http, request, csrf, plain.secret, user="carol")
+    assert refused.status_code == 403 and "only an admin key" in refused.text
+    request, csrf = consent(http, client_id, scope="memory:read memory:write")
+    done = approve(http, request, csrf, reader.secret)
+    issued = tokens(http, client_id, done.headers["location"]).json()
+    assert issued["scope"] == "memory:read"  # asked read+write, the key holds read
+    grants = http.get("/v1/oauth/grants", params={"user_id": "bob"}, headers=auth()).json()
+    assert [(g["user_id"], g["scopes"], g["via"]) for g in grants] == [("bob", ["memory:read"], "api_key")]
+    bearer = {**MCP, "authorization": f"Bearer {issued['access_token']}"}
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 200
+    container.keys.revoke("local", reader.record.prefix)  # the key used on the consent page
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401
+
+
+def test_admin_mints_codes_and_revokes_grants(oauth, capsys) -> None:  # noqa: ANN001
+    container, http = oauth
+    minted = http.post("/v1/oauth/connect-codes", json={"user_id": "dana", "scopes": ["memory:read"]}, headers=auth())
+    assert minted.status_code == 201 and minted.json()["code"].startswith("mnc_")
+    reader = container.keys.create("local", "reader", ["memory:read"])
+    assert http.post("/v1/oauth/connect-codes", json={}, headers=auth(reader.secret)).status_code == 403
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    issued = tokens(http, client_id, approve(http, request, csrf, minted.json()["code"]).headers["location"]).json()
+    bearer = {**MCP, "authorization": f"Bearer {issued['access_token']}"}
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 200
+    [grant] = http.get("/v1/oauth/grants", params={"user_id": "dana"}, headers=auth()).json()
+    assert grant["via"] == "connect_code" and grant["client_name"] == "app"
+    revoked = http.delete(f"/v1/oauth/grants/{grant['grant_id']}", params={"user_id": "dana"}, headers=auth())
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"]
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401
+    from mnemo import cli
+
+    assert cli.main(["oauth", "connect-code", "--tenant", "local", "--user-id", "erin"]) == 0
+    assert re.search(r"^mnc_[0-9a-f]{8}_\S{20,}$", capsys.readouterr().out, re.MULTILINE)
+
+
+def test_a_connect_code_is_used_once_under_a_race(oauth) -> None:  # noqa: ANN001
+    container, _ = oauth
+    admin = container.keys.authenticate(TEST_KEY)
+    minted = container.connect_codes.mint(admin, "frank")
+    record = container.connect_codes.check(minted.code)
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(lambda _: container.connect_codes.consume(record), range(8)))
+    assert won.count(True) == 1
+    with pytest.raises(Exception, match="unknown, used or expired"):
+        container.connect_codes.check(minted.code)
