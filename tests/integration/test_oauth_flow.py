@@ -77,8 +77,8 @@ class Person:
     """What the browser and the person do: open the authorize URL, read the consent page, type the
     connect code, post the form, and hand the redirect's parameters to the app."""
 
-    def __init__(self, app: Any, credential: str) -> None:
-        self.app, self.credential = app, credential
+    def __init__(self, app: Any, *credentials: str) -> None:
+        self.app, self.credentials = app, list(credentials)  # one per authorization, in order
         self.result: AuthorizationCodeResult | None = None
         self.pages: list[str] = []
 
@@ -91,7 +91,7 @@ class Person:
             self.pages.append(page.text)
             csrf = re.search(r"name=csrf value='([^']+)'", page.text).group(1)  # type: ignore[union-attr]
             request = re.search(r"name=request value='([^']+)'", page.text).group(1)  # type: ignore[union-attr]
-            posted = await web.post("/oauth/consent", data={"request": request, "csrf": csrf, "credential": self.credential,
+            posted = await web.post("/oauth/consent", data={"request": request, "csrf": csrf, "credential": self.credentials.pop(0),
                                                             "action": "approve"}, headers={"origin": BASE})
             assert posted.status_code == 303, posted.text
             query = parse_qs(urlsplit(posted.headers["location"]).query)
@@ -124,6 +124,7 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
     admin = container.keys.authenticate(TEST_KEY)
     eigen_code = container.connect_codes.mint(admin, "alice").code
     r3_code = container.connect_codes.mint(admin, "alice", scopes=["memory:read"]).code
+    step_up_code = container.connect_codes.mint(admin, "alice", scopes=["memory:read", "memory:write"]).code
     eigen, r3 = Memory(), Memory()
     eigen_person = Person(app, eigen_code)
 
@@ -131,12 +132,16 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
         _, transport = connector(app, "/mcp", eigen_person, eigen)
         async with Client(transport) as client:
             text(await client.call_tool("capture_thought", {"raw": "Standups are on Tuesdays."}))
-        _, r3_transport = connector(app, "/mcp/r3", Person(app, r3_code), r3)
+        r3_person = Person(app, r3_code, step_up_code)
+        _, r3_transport = connector(app, "/mcp/r3", r3_person, r3)
         async with Client(r3_transport) as client:
             listed = text(await client.call_tool("get_all_memories", {}))
             assert "Standups are on Tuesdays." in listed  # alice's memory, written through /mcp
-            denied = await client.call_tool("add_memory", {"content": "not allowed"})
-            assert denied.is_error  # the grant holds memory:read only: the connect code's scopes
+            assert r3.tokens is not None and r3.tokens.scope == "memory:read"  # the connect code's scopes
+            # add_memory needs memory:write: HTTP 403 insufficient_scope, the client steps up (the
+            # person approves again, with a code that holds write) and the call goes through.
+            assert "Saved" in text(await client.call_tool("add_memory", {"content": "Retro is on Fridays."}))
+        assert r3.tokens.scope == "memory:read memory:write" and not r3_person.credentials
 
         # Resource binding: /mcp's token serves /mcp and /api/mcp only; /mcp/r3's serves /mcp/r3 only.
         assert eigen.tokens is not None and r3.tokens is not None

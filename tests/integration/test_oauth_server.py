@@ -185,3 +185,37 @@ def test_a_connect_code_is_used_once_under_a_race(oauth) -> None:  # noqa: ANN00
     assert won.count(True) == 1
     with pytest.raises(Exception, match="unknown, used or expired"):
         container.connect_codes.check(minted.code)
+
+
+def test_step_up_is_an_http_403_for_tokens_and_a_tool_error_for_keys(oauth) -> None:  # noqa: ANN001
+    container, http = oauth
+    admin = container.keys.authenticate(TEST_KEY)
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id, resource=f"{BASE}/mcp/r3")
+    code = container.connect_codes.mint(admin, "gina", scopes=["memory:read"]).code
+    issued = tokens(http, client_id, approve(http, request, csrf, code).headers["location"]).json()
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add_memory", "arguments": {"content": "x"}}}
+    headers = {**MCP, "authorization": f"Bearer {issued['access_token']}"}
+    denied = http.post("/mcp/r3", json=call, headers=headers)
+    assert denied.status_code == 403 and denied.json()["error"]["code"] == "insufficient_scope"
+    challenge = denied.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and challenge.endswith('scope="memory:read memory:write"')
+    assert f'resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp/r3"' in challenge
+    read = {**call, "params": {"name": "get_all_memories", "arguments": {}}}
+    assert http.post("/mcp/r3", json=read, headers=headers).status_code == 200  # a tool the token may call
+    # An API key without memory:write keeps today's answer: the tool's own error, HTTP 200.
+    reader = container.keys.create("local", "reader", ["memory:read"])
+    keyed = http.post("/mcp/r3", json=call, headers={**MCP, "authorization": f"Bearer {reader.secret}"})
+    assert keyed.status_code == 200 and keyed.json()["result"]["isError"] is True
+
+
+def test_every_step_up_tool_exists_in_its_profile(oauth) -> None:  # noqa: ANN001
+    import asyncio
+
+    from mnemo.services.permissions import TOOL_PERMISSIONS
+    from mnemo.surfaces.profiles import PROFILES
+
+    container, _ = oauth
+    for profile, tools in TOOL_PERMISSIONS.items():
+        served = {t.name for t in asyncio.run(PROFILES[profile](container).list_tools())}
+        assert set(tools) <= served, (profile, set(tools) - served)

@@ -7,12 +7,13 @@ a stateless server has no stream to offer and a held-open GET would hang a Lambd
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
 from mnemo.surfaces.auth import authenticate, base_url, bearer_token, www_authenticate
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap
 
 
 def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
@@ -74,14 +76,15 @@ class McpDispatcher:
         return None
 
     @staticmethod
-    def _authenticate(services: Container, headers: dict[str, str], path: str) -> Principal:
-        """An API key, or (OAuth on) an access token bound to this path's resource (docs/oauth.md)."""
+    def _authenticate(services: Container, headers: dict[str, str], path: str) -> tuple[Principal, bool]:
+        """(principal, whether by OAuth): an API key, or (OAuth on) an access token bound to this
+        path's resource (docs/oauth.md)."""
         from mnemo.services.oauth_tokens import ACCESS_PREFIX  # with the first request, not at init
 
         token = bearer_token(headers.get("authorization"))
         if token is not None and token.startswith(ACCESS_PREFIX) and services.settings.oauth_enabled:
-            return services.oauth_grants.verify(token, path)
-        return authenticate(services.keys, headers)
+            return services.oauth_grants.verify(token, path), True
+        return authenticate(services.keys, headers), False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         profile = self._profile_for(scope.get("path", "")) if scope["type"] == "http" else None
@@ -102,7 +105,7 @@ class McpDispatcher:
         services = self._services()
         settings = services.settings
         try:
-            principal = self._authenticate(services, headers, scope["path"])
+            principal, by_oauth = self._authenticate(services, headers, scope["path"])
         except AuthenticationError as exc:
             base = settings.issuer if settings.oauth_enabled else base_url(
                 settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
@@ -117,6 +120,17 @@ class McpDispatcher:
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await send_problem(send, unsupported_version(version))
             return
+        if by_oauth:
+            body = await read_body(receive, MAX_MCP_BODY)
+            if body is None:
+                await send_problem(send, Problem(413, "payload_too_large", f"body: must be at most {MAX_MCP_BODY} bytes"))
+                return
+            receive = replay(body, receive)
+            if (needed := step_up(principal, profile, body)) is not None:
+                await send_problem(send, insufficient_scope(principal, needed), {"www-authenticate": www_authenticate(
+                    settings.issuer, f"this tool needs {needed}", scope["path"].rstrip("/") or "/",
+                    error="insufficient_scope", scope=" ".join(sorted({*principal.permissions, needed})))})
+                return
         token = set_principal(principal)
         try:
             sdk_app = self._server(profile, services).streamable_http_app(
@@ -129,6 +143,56 @@ class McpDispatcher:
                 await sdk_app(scope, receive, send)
         finally:
             reset_principal(token)
+
+
+def step_up(principal: Principal, profile: str, body: bytes) -> str | None:
+    """The permission an OAuth token lacks for the tool this request calls, when the tool's name
+    alone decides it (services/permissions.TOOL_PERMISSIONS); None: let the tool decide."""
+    from mnemo.services.permissions import missing_for_tool
+
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    name = (message.get("params") or {}).get("name") if isinstance(message.get("params"), dict) else None
+    missing = missing_for_tool(principal, profile, name) if isinstance(name, str) else None
+    return missing.value if missing is not None else None
+
+
+def insufficient_scope(principal: Principal, needed: str) -> Problem:
+    held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
+    return Problem(403, "insufficient_scope", f"this tool needs {needed}; the token holds {held}: authorize again with {needed}")
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None past `limit` (the SDK then refuses it itself)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > limit:
+            return None
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again
 
 
 def unsupported_version(requested: str) -> Problem:
