@@ -219,3 +219,10 @@ def test_every_step_up_tool_exists_in_its_profile(oauth) -> None:  # noqa: ANN00
     for profile, tools in TOOL_PERMISSIONS.items():
         served = {t.name for t in asyncio.run(PROFILES[profile](container).list_tools())}
         assert set(tools) <= served, (profile, set(tools) - served)
+
+
+def test_a_connect_code_needs_no_body(oauth) -> None:  # noqa: ANN001
+    _, http = oauth
+    minted = http.post("/v1/oauth/connect-codes", headers=auth())
+    assert minted.status_code == 201, minted.text
+    assert minted.json()["user_id"] == "default" and minted.json()["scopes"] == ["memory:read", "memory:write", "memory:delete"]

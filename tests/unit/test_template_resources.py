@@ -107,6 +107,16 @@ def test_queue_visibility_timeout_is_at_least_six_worker_timeouts(template: dict
     assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
 
 
+def test_per_route_throttles_name_routes_that_exist(template: dict[str, Any]) -> None:
+    # A RouteSettings key that names no route throttles nothing: each must be "<METHOD> <path>" of a route.
+    api = template["Resources"]["HttpApi"]["Properties"]
+    paths = api["DefinitionBody"]["paths"]
+    for key, limits in api["RouteSettings"].items():
+        method, path = key.split(" ", 1)
+        assert method.lower() in paths[path], key
+        assert limits["ThrottlingRateLimit"] < 50 and limits["ThrottlingBurstLimit"] < 100  # below the default routes'
+
+
 def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any]) -> None:
     # The routes name the functions as "${AWS::StackName}-<suffix>" (no !GetAtt: that would be a
     # dependency cycle, see template.yaml); Given each route, Then its suffix is a function's name.
@@ -132,6 +142,14 @@ def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any
         ("get", "/.well-known/{proxy+}"): "ApiFunction",
         ("get", "/docs"): "ApiFunction",
         ("get", "/openapi.json"): "ApiFunction",
+        # MCP authorization (docs/oauth.md)
+        ("post", "/register"): "ApiFunction",
+        ("get", "/authorize"): "ApiFunction",
+        ("post", "/authorize"): "ApiFunction",
+        ("post", "/token"): "ApiFunction",
+        ("post", "/revoke"): "ApiFunction",
+        ("get", "/oauth/consent"): "ApiFunction",
+        ("post", "/oauth/consent"): "ApiFunction",
     }
     # and API Gateway may invoke exactly those two functions, through their `live` alias
     permissions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
