@@ -16,6 +16,7 @@ from mnemo.domain.timestamps import utcnow
 
 if TYPE_CHECKING:
     from mnemo.ports import (
+        ClientMetadataFetcher,
         EditInterpreter,
         Embedder,
         EnrichmentQueue,
@@ -152,7 +153,17 @@ class Container:
 
         return AuthorizationServer(self._oauth_store, self.keys, self.connect_codes, self.oauth_grants,
                                    issuer=self.settings.issuer, profiles=list(PROFILES),
-                                   registrations_per_minute=self.settings.oauth_registrations_per_minute, clock=self.clock)
+                                   registrations_per_minute=self.settings.oauth_registrations_per_minute,
+                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lambda: self.cimd_fetcher,
+                                   clock=self.clock)
+
+    @cached_property
+    def cimd_fetcher(self) -> ClientMetadataFetcher:
+        """Client ID Metadata Documents over https with SSRF guards (tests replace it with one whose
+        resolver and transport they choose)."""
+        from mnemo.adapters.cimd_http import SafeMetadataFetcher
+
+        return SafeMetadataFetcher()
 
     @cached_property
     def meter(self) -> Meter:

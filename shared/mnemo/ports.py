@@ -622,3 +622,10 @@ class OAuthStore(Protocol):
 
     def admit(self, counter: str, cap: int, expires_at: datetime) -> bool:
         """Count one event under `counter`; False (nothing counted) once `cap` is reached."""
+
+
+class ClientMetadataFetcher(Protocol):
+    """Fetches a Client ID Metadata Document (an https URL the operator allow-listed) as JSON.
+    ValidationFailed when it is refused (address, size, redirect, shape); DependencyError when unreachable."""
+
+    def fetch(self, url: str) -> dict[str, Any]: ...

@@ -70,6 +70,9 @@ class MnemoSettings(BaseSettings):
     oauth_open_registration: bool = Field(default=True, description="Dynamic client registration open to anyone.")
     oauth_registrations_per_minute: int = Field(default=30, ge=1, le=10_000, description=(
         "Client registrations accepted per minute across the deployment (a DCR flood's bound)."))
+    oauth_cimd_allow: list[str] = Field(default_factory=list, description=(
+        "Client ID Metadata Document URLs admitted, as prefixes matched on the parsed URL (scheme, exact host, "
+        "path on a / boundary), e.g. [\"https://claude.ai/\"]; empty: CIMD off (docs/oauth.md)."))
     oauth_access_seconds: int = Field(default=3600, ge=60, le=86_400, description="Access token lifetime.")
     oauth_refresh_days: int = Field(default=30, ge=1, le=365, description="Refresh token (and grant idle) lifetime.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")

@@ -226,3 +226,44 @@ def test_a_connect_code_needs_no_body(oauth) -> None:  # noqa: ANN001
     minted = http.post("/v1/oauth/connect-codes", headers=auth())
     assert minted.status_code == 201, minted.text
     assert minted.json()["user_id"] == "default" and minted.json()["scopes"] == ["memory:read", "memory:write", "memory:delete"]
+
+
+def test_client_id_metadata_documents_from_the_allow_list_only(aws) -> None:  # noqa: ANN001
+    import httpx2
+
+    from mnemo import bootstrap
+    from mnemo.adapters.cimd_http import SafeMetadataFetcher
+    from mnemo.settings import MnemoSettings
+    from mnemo.surfaces.app import create_app
+
+    good, private, elsewhere = ("https://client.example/oauth/app.json", "https://internal.example/oauth/app.json",
+                                "https://other.example/oauth/app.json")
+    fetched: list[str] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        fetched.append(request.headers["host"])
+        url = f"https://{request.headers['host']}{request.url.path}"
+        return httpx2.Response(200, json={"client_id": url, "client_name": "Metadata app", "redirect_uris": [REDIRECT]})
+
+    addresses = {"client.example": ["93.184.216.34"], "internal.example": ["10.1.2.3"], "other.example": ["93.184.216.35"]}
+    settings = MnemoSettings(oauth_enabled=True, public_url=BASE,
+                             oauth_cimd_allow=["https://client.example/oauth/", "https://internal.example/"])
+    container = bootstrap.Container(settings, clock=FixedClock())
+    container.__dict__["cimd_fetcher"] = SafeMetadataFetcher(resolver=lambda host, port: addresses[host],
+                                                             transport=httpx2.MockTransport(handle))
+    container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
+    http = TestClient(create_app(container), base_url=BASE, follow_redirects=False)
+    assert http.get("/.well-known/oauth-authorization-server").json()["client_id_metadata_document_supported"] is True
+    request, _ = consent(http, good)
+    page = http.get(f"/oauth/consent?request={request}").text  # shown again: a fresh CSRF token
+    assert "Metadata app" in page
+    csrf = re.search(r"name=csrf value='([^']+)'", page).group(1)  # type: ignore[union-attr]
+    issued = tokens(http, good, approve(http, request, csrf, TEST_KEY).headers["location"])
+    assert issued.status_code == 200, issued.text
+    assert http.post("/mcp", json=LIST, headers={**MCP, "authorization": f"Bearer {issued.json()['access_token']}"}).status_code == 200
+    assert fetched == ["client.example"]  # fetched once, then kept
+    for refused in (private, elsewhere):  # allow-listed but private after resolution; not allow-listed
+        answer = http.get("/authorize?" + urlencode({"response_type": "code", "client_id": refused, "redirect_uri": REDIRECT,
+                                                     "code_challenge": s256(VERIFIER), "state": "s"}))
+        assert answer.status_code == 400 and "not found" in answer.text
+    assert fetched == ["client.example"]  # neither was ever connected to

@@ -152,3 +152,25 @@ def test_challenges() -> None:
     assert rest.endswith(f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource"') and "scope=" not in rest
     step_up = www_authenticate(ISSUER, "needs write", "/mcp", error="insufficient_scope", scope="memory:read memory:write")
     assert 'error="insufficient_scope"' in step_up and step_up.endswith('scope="memory:read memory:write"')
+
+
+@pytest.mark.parametrize(("client_id", "allowed"), [
+    ("https://claude.ai/oauth/claude-code-client-metadata", True),
+    ("https://claude.ai.evil.example/oauth/x", False),  # a string prefix would have matched
+    ("https://evil.example/https://claude.ai/x", False),
+    ("http://claude.ai/oauth/x", False),
+    ("https://CLAUDE.ai/oauth/x", True),
+    ("https://claude.ai:8443/oauth/x", False),
+    ("https://vscode.dev/oauth/client.json", True),
+    ("https://vscode.dev/oauthx/client.json", False),  # the path prefix ends on a / boundary
+    ("https://vscode.dev/oauth", True),
+    ("https://vscode.dev/other/client.json", False),
+    ("https://claude.ai/", False),  # no path: not a metadata document URL
+    ("https://claude.ai/oauth/x?y=1", False),
+    ("https://user@claude.ai/oauth/x", False),
+    ("https://claude.ai/oauth/../x", False),
+])
+def test_cimd_allow_list_matches_the_parsed_url(client_id: str, allowed: bool) -> None:
+    from mnemo.domain.oauth import cimd_allowed
+
+    assert cimd_allowed(client_id, ["https://claude.ai/", "https://vscode.dev/oauth"]) is allowed

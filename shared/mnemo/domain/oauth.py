@@ -144,3 +144,42 @@ def is_public_address(address: str) -> bool:
             return False
     return not (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_reserved
                 or ip.is_unspecified or not ip.is_global)
+
+
+def cimd_problem(client_id: str) -> str | None:
+    """Why `client_id` cannot be a Client ID Metadata Document URL: https, a host, a path other than
+    `/`, no userinfo, query or fragment (draft-ietf-oauth-client-id-metadata-document §3)."""
+    if len(client_id) > 1000:
+        return "client_id: at most 1000 characters"
+    try:
+        parts = urlsplit(client_id)
+        _ = parts.port
+    except ValueError:
+        return "client_id: not a valid URL"
+    if parts.scheme != "https" or not parts.hostname:
+        return "client_id: a metadata document URL must be https with a host"
+    if "@" in parts.netloc or parts.query or parts.fragment or "#" in client_id:
+        return "client_id: a metadata document URL has no userinfo, query or fragment"
+    if parts.path in ("", "/") or "/./" in parts.path or "/../" in parts.path or parts.path.endswith(("/.", "/..")):
+        return "client_id: a metadata document URL needs a path (not /, no dot segments)"
+    return None
+
+
+def cimd_allowed(client_id: str, allow: Iterable[str]) -> bool:
+    """Whether the operator's allow-list admits this document URL, on the parsed URL: same scheme,
+    the exact host (and port), and a path prefix that ends on a `/` boundary, so that
+    `https://claude.ai/` admits `https://claude.ai/oauth/x.json` but not `https://claude.ai.evil.example/`,
+    and `https://a.example/oauth` admits `/oauth` and `/oauth/x` but not `/oauthx`."""
+    if cimd_problem(client_id) is not None:
+        return False
+    asked = urlsplit(client_id)
+    for entry in allow:
+        known = urlsplit(entry)
+        if known.scheme != asked.scheme or (known.hostname or "").lower() != (asked.hostname or "").lower():
+            continue
+        if known.port != asked.port:
+            continue
+        prefix = known.path or "/"
+        if asked.path == prefix or asked.path.startswith(prefix if prefix.endswith("/") else prefix + "/"):
+            return True
+    return False

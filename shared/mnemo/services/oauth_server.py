@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,11 +19,25 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from mnemo.domain.models import Permission
 from mnemo.domain.namespace import DEFAULT
-from mnemo.domain.oauth import SCOPES, canonical_resource, granted_scopes, redirect_matches, redirect_problem
+from mnemo.domain.oauth import (
+    SCOPES,
+    canonical_resource,
+    cimd_allowed,
+    granted_scopes,
+    redirect_matches,
+    redirect_problem,
+)
 from mnemo.domain.oauth_records import AuthCode, ConnectCode, ConsentRequest, Grant, RegisteredClient
 from mnemo.domain.timestamps import utcnow
-from mnemo.errors import AuthenticationError, ForbiddenError, OAuthError, RateLimitedError, ValidationFailed
-from mnemo.ports import OAuthStore
+from mnemo.errors import (
+    AuthenticationError,
+    ConflictError,
+    ForbiddenError,
+    OAuthError,
+    RateLimitedError,
+    ValidationFailed,
+)
+from mnemo.ports import ClientMetadataFetcher, OAuthStore
 from mnemo.services.connect_codes import PREFIX as CONNECT_PREFIX
 from mnemo.services.connect_codes import ConnectCodes
 from mnemo.services.keys import KeyService, hash_secret
@@ -31,6 +46,8 @@ from mnemo.services.oauth_tokens import GrantService, digest
 MAX_REDIRECT_URIS = 10
 MAX_NAME = 200
 MAX_CONSENT_ATTEMPTS = 5  # wrong credentials on one consent page before it must be started again
+CIMD_CACHE = timedelta(hours=1)  # a metadata document is fetched again after this
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,7 @@ def with_params(uri: str, **params: str | None) -> str:
 class AuthorizationServer:
     def __init__(self, store: OAuthStore, keys: KeyService, codes: ConnectCodes, grants: GrantService, *,
                  issuer: str, profiles: Sequence[str], registrations_per_minute: int,
+                 cimd_allow: Sequence[str] = (), fetcher: Callable[[], ClientMetadataFetcher] | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
         self._store = store
         self._keys = keys
@@ -63,6 +81,8 @@ class AuthorizationServer:
         self.issuer = issuer
         self._profiles = list(profiles)
         self._per_minute = registrations_per_minute
+        self.cimd_allow = list(cimd_allow)
+        self._fetcher = fetcher
         self._clock = clock
 
     # -- registration (RFC 7591, public clients only) ------------------------------------------
@@ -73,7 +93,7 @@ class AuthorizationServer:
             raise RateLimitedError(f"too many client registrations (at most {self._per_minute} a minute); retry shortly",
                                    retry_after=60 - now.second)
 
-    def register(self, metadata: dict[str, Any]) -> RegisteredClient:
+    def register(self, metadata: dict[str, Any], client_id: str | None = None) -> RegisteredClient:
         """A new public client (`token_endpoint_auth_method` none), unused ones expiring with the
         refresh lifetime. ValidationFailed names what is wrong."""
         uris = [str(u) for u in metadata.get("redirect_uris") or []]
@@ -82,21 +102,44 @@ class AuthorizationServer:
         for uri in uris:
             if (problem := redirect_problem(uri)) is not None:
                 raise ValidationFailed(problem)
+        if metadata.get("token_endpoint_auth_method") not in (None, "none") and client_id is not None:
+            raise ValidationFailed("token_endpoint_auth_method: a metadata document client is public (none)")
         for field in ("client_name", "client_uri", "logo_uri", "tos_uri", "policy_uri", "software_id", "software_version"):
             if len(str(metadata.get(field) or "")) > MAX_NAME:
                 raise ValidationFailed(f"{field}: at most {MAX_NAME} characters")
         now = self._clock()
         kept = {k: metadata[k] for k in ("client_name", "client_uri", "logo_uri", "software_id", "software_version")
                 if metadata.get(k)}
-        client = RegisteredClient(client_id="mcl_" + secrets.token_urlsafe(18), created_at=now,
-                                  expires_at=now + self.grants.lifetimes.refresh,
+        client = RegisteredClient(client_id=client_id or "mcl_" + secrets.token_urlsafe(18), created_at=now,
+                                  expires_at=now + (CIMD_CACHE if client_id else self.grants.lifetimes.refresh),
                                   metadata={**kept, "redirect_uris": uris, "scope": " ".join(SCOPES)})
         self._store.put(client)
         return client
 
     def client(self, client_id: str) -> RegisteredClient | None:
+        if client_id.startswith("https://"):
+            return self._metadata_client(client_id)
         record = self._store.get(RegisteredClient, client_id)
         return record if record is not None and self._clock() < record.expires_at else None
+
+    def _metadata_client(self, url: str) -> RegisteredClient | None:
+        """A Client ID Metadata Document client: only from the operator's allow-list, fetched with
+        the SSRF guards of the fetcher, kept `CIMD_CACHE`; None when refused (the reason is logged)."""
+        if self._fetcher is None or not cimd_allowed(url, self.cimd_allow):
+            return None
+        cached = self._store.get(RegisteredClient, url)
+        if cached is not None and self._clock() < cached.expires_at:
+            return cached
+        try:
+            document = self._fetcher().fetch(url)
+            if document.get("client_id") != url:
+                raise ValidationFailed("client metadata: its client_id is not the URL it was fetched from")
+            if cached is not None:
+                self._store.take(RegisteredClient, url)
+            return self.register(document, client_id=url)
+        except (ValidationFailed, ConflictError) as exc:
+            logger.warning("client metadata document refused: %s", exc.message)
+            return None
 
     # -- authorize: a consent request, then the page ----------------------------------------------
     def begin(self, client: RegisteredClient, redirect_uri: str, explicit: bool, state: str | None,
@@ -155,7 +198,8 @@ class AuthorizationServer:
                       resource=request.resource, via="api_key" if key_hash else "connect_code", key_hash=key_hash,
                       key_prefix=approver, created_at=now, expires_at=now + self.grants.lifetimes.refresh)
         self.grants.open_grant(grant)
-        self._store.extend(RegisteredClient, client.client_id, now + self.grants.lifetimes.refresh)
+        if not client.client_id.startswith("https://"):  # a metadata document is fetched again, not kept alive
+            self._store.extend(RegisteredClient, client.client_id, now + self.grants.lifetimes.refresh)
         raw = secrets.token_urlsafe(32)
         self._store.put(AuthCode(code_hash=digest(raw), grant_id=grant.grant_id, client_id=client.client_id,
                                  redirect_uri=request.redirect_uri, redirect_explicit=request.redirect_explicit,

@@ -78,7 +78,8 @@ def mount_oauth(api: FastAPI, provide: Services) -> None:
 
     async def as_metadata(request: Request, services: Container) -> Response:
         settings = services.settings
-        document = authorization_server(settings.issuer, registration=settings.oauth_open_registration, cimd=False)
+        document = authorization_server(settings.issuer, registration=settings.oauth_open_registration,
+                                        cimd=bool(settings.oauth_cimd_allow))
         return JSONResponse(document, headers={"cache-control": "public, max-age=300"})
 
     async def register(request: Request, services: Container) -> Response:
