@@ -623,6 +623,9 @@ class OAuthStore(Protocol):
     def admit(self, counter: str, cap: int, expires_at: datetime) -> bool:
         """Count one event under `counter`; False (nothing counted) once `cap` is reached."""
 
+    def count(self, counter: str) -> int:
+        """Events counted under `counter` so far (0 if none)."""
+
 
 class ClientMetadataFetcher(Protocol):
     """Fetches a Client ID Metadata Document (an https URL the operator allow-listed) as JSON.

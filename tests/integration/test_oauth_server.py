@@ -115,8 +115,11 @@ def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> Non
     assert replay.status_code == 400 and "already used" in replay.text
     issued = tokens(http, client_id, done.headers["location"])
     assert issued.status_code == 200, issued.text
-    again = tokens(http, client_id, done.headers["location"])  # the code is single use
+    bearer = {**MCP, "authorization": f"Bearer {issued.json()['access_token']}"}
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 200
+    again = tokens(http, client_id, done.headers["location"])  # the code is single use...
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401  # ...and its replay ends the grant
 
 
 def test_wrong_credentials_are_limited_per_page(oauth) -> None:  # noqa: ANN001
@@ -267,3 +270,50 @@ def test_client_id_metadata_documents_from_the_allow_list_only(aws) -> None:  # 
                                                      "code_challenge": s256(VERIFIER), "state": "s"}))
         assert answer.status_code == 400 and "not found" in answer.text
     assert fetched == ["client.example"]  # neither was ever connected to
+
+
+def test_an_authorization_code_is_redeemed_once_under_a_race(oauth) -> None:  # noqa: ANN001
+    from mnemo.errors import OAuthError
+
+    container, http = oauth
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    code = parse_qs(urlsplit(approve(http, request, csrf, TEST_KEY).headers["location"]).query)["code"][0]
+
+    def redeem(_: int) -> str:
+        try:
+            return container.oauth_grants.redeem(client_id, code).access_token
+        except OAuthError as exc:
+            return exc.error
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(redeem, range(8)))
+    issued = [r for r in results if r.startswith("mna_")]
+    # At most one redemption issues tokens; the others are refused, and since a second redemption
+    # means the code leaked, they revoke the grant: whatever was issued no longer works.
+    assert len(issued) <= 1 and results.count("invalid_grant") >= 7
+    for token in issued:
+        assert http.post("/mcp", json=LIST, headers={**MCP, "authorization": f"Bearer {token}"}).status_code == 401
+    # Positive control: one redemption alone gets working tokens.
+    request, csrf = consent(http, client_id)
+    single = tokens(http, client_id, approve(http, request, csrf, TEST_KEY).headers["location"]).json()
+    assert http.post("/mcp", json=LIST, headers={**MCP, "authorization": f"Bearer {single['access_token']}"}).status_code == 200
+
+
+def test_wrong_credentials_are_limited_per_client(oauth) -> None:  # noqa: ANN001
+    container, http = oauth
+    container.oauth.client_failures_per_hour = 3
+    client_id = register(http).json()["client_id"]
+    for _ in range(2):  # new pages do not reset the client's count
+        request, csrf = consent(http, client_id)
+        for _ in range(2):
+            wrong = approve(http, request, csrf, "mn_wrong_0123456789abcdefghijklmnop")
+            if wrong.status_code != 401:
+                break
+            csrf = re.search(r"name=csrf value='([^']+)'", wrong.text).group(1)  # type: ignore[union-attr]
+    assert wrong.status_code == 400 and "too many wrong attempts for this app" in wrong.text
+    request, csrf = consent(http, client_id)
+    assert approve(http, request, csrf, TEST_KEY).status_code == 400  # even the right key, this hour
+    other = register(http).json()["client_id"]
+    request, csrf = consent(http, other)
+    assert approve(http, request, csrf, TEST_KEY).status_code == 303  # another client is not affected

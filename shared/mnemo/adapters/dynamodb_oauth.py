@@ -101,6 +101,11 @@ class DynamoDbOAuthStore(DynamoDbTable):
             ExpressionAttributeValues=serialize({":one": 1, ":cap": cap, ":t": int((expires_at + _TTL_GRACE).timestamp())}),
         ) is not None
 
+    def count(self, counter: str) -> int:
+        item = self._call("get_item", TableName=self._table, Key=serialize({"pk": f"count#{counter}"}),
+                          ConsistentRead=True).get("Item")
+        return int(deserialize(item).get("n", 0)) if item else 0
+
     def _conditional(self, operation: str, **kwargs: Any) -> dict[str, Any] | None:
         """The call's response, or None when its condition failed (a lost race, a second use)."""
         try:

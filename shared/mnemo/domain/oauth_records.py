@@ -77,6 +77,9 @@ class Grant(OAuthRecord):
 
 
 class AuthCode(OAuthRecord):
+    """Redeemed once (`used_at`); a second redemption means the code leaked: its grant is revoked,
+    and with it the tokens the first redemption issued (OAuth 2.1 §4.1.3)."""
+
     KIND: ClassVar[str] = "code"
     code_hash: str
     grant_id: str
@@ -86,6 +89,7 @@ class AuthCode(OAuthRecord):
     code_challenge: str
     scopes: list[str]
     resource: str
+    used_at: datetime | None = None
 
     @property
     def ident(self) -> str:

@@ -46,6 +46,10 @@ from mnemo.services.oauth_tokens import GrantService, digest
 MAX_REDIRECT_URIS = 10
 MAX_NAME = 200
 MAX_CONSENT_ATTEMPTS = 5  # wrong credentials on one consent page before it must be started again
+# Wrong credentials per registered client per hour, across its consent pages: a client cannot start
+# page after page to guess. Not for metadata-document clients, which every user of an app shares (one
+# person could lock everyone out); pages, codes and the route throttle bound those.
+CLIENT_FAILURES_PER_HOUR = 20
 CIMD_CACHE = timedelta(hours=1)  # a metadata document is fetched again after this
 logger = logging.getLogger(__name__)
 
@@ -83,6 +87,7 @@ class AuthorizationServer:
         self._per_minute = registrations_per_minute
         self.cimd_allow = list(cimd_allow)
         self._fetcher = fetcher
+        self.client_failures_per_hour = CLIENT_FAILURES_PER_HOUR
         self._clock = clock
 
     # -- registration (RFC 7591, public clients only) ------------------------------------------
@@ -178,9 +183,15 @@ class AuthorizationServer:
         if not approve:
             self._take(request)
             return self._back(request, error="access_denied", error_description="the person declined")
+        failures = f"consent-fail#{client.client_id}#{self._clock():%Y%m%d%H}"
+        counted = not client.client_id.startswith("https://")
+        if counted and self._store.count(failures) >= self.client_failures_per_hour:
+            raise OAuthError("access_denied", "too many wrong attempts for this app in the last hour: try again later")
         try:
             tenant, user, held, key_hash, approver, code = self._who(credential.strip(), user_id)
         except AuthenticationError:
+            if counted:
+                self._store.admit(failures, 1_000_000, self._clock() + timedelta(hours=2))
             if not self._store.bump(ConsentRequest, request_id, request.attempts) or \
                     request.attempts + 1 >= MAX_CONSENT_ATTEMPTS:
                 self._store.take(ConsentRequest, request_id)

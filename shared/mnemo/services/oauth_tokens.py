@@ -62,10 +62,14 @@ class GrantService:
         return record
 
     def redeem(self, client_id: str, code: str) -> TokenPair:
-        """Tokens for a code, once: of concurrent redemptions one wins, the others get invalid_grant."""
-        record = self._store.take(AuthCode, digest(code))
+        """Tokens for a code, once: of concurrent redemptions one wins. A second redemption (the code
+        leaked, or was replayed) gets invalid_grant and revokes the grant the first one used."""
+        record = self._store.get(AuthCode, digest(code))
         if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
-            raise OAuthError("invalid_grant", "authorization code is unknown, used or expired")
+            raise OAuthError("invalid_grant", "authorization code is unknown or expired")
+        if not self._store.mark(AuthCode, record.code_hash, "used_at", self._clock()):
+            self._store.mark(Grant, record.grant_id, "revoked_at", self._clock())
+            raise OAuthError("invalid_grant", "authorization code was already used: its grant is revoked")
         return self._issue(self._live_grant(record.grant_id, "invalid_grant"))
 
     def refresh_token(self, client_id: str, token: str) -> RefreshTokenRecord | None:
