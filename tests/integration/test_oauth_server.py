@@ -28,7 +28,7 @@ def oauth(aws):  # noqa: ANN001, ANN201
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.app import create_app
 
-    container = bootstrap.Container(MnemoSettings(oauth_enabled=True, public_url=BASE, oauth_registrations_per_minute=5),
+    container = bootstrap.Container(MnemoSettings(oauth_enabled=True, public_url=BASE, oauth_registrations_per_minute=6),
                                     clock=FixedClock())
     container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
     return container, TestClient(create_app(container), base_url=BASE, follow_redirects=False)
@@ -70,7 +70,8 @@ def test_registration_is_public_bounded_and_checks_redirects(oauth) -> None:  # 
     for bad in ("javascript:alert(1)", "https://claude.ai/cb#x", "http://evil.example/cb", "file:///etc/passwd"):
         refused = register(http, redirect_uris=[bad])
         assert refused.status_code == 400 and refused.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata"), bad
-    # The flood bound (5 a minute here, the bad ones above counted too): the next is a 429.
+    assert register(http, scope="memory:read offline_access openid").status_code == 201  # unknown scopes: not fatal
+    # The flood bound (6 a minute here, the bad ones above counted too): the next is a 429.
     flooded = register(http)
     assert flooded.status_code == 429 and int(flooded.headers["retry-after"]) > 0
 
@@ -144,7 +145,7 @@ def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> Non
     request, csrf = consent(http, client_id)
     refused = approve(http, request, csrf, plain.secret, user="carol")
     assert refused.status_code == 403 and "only an admin key" in refused.text
-    request, csrf = consent(http, client_id, scope="memory:read memory:write")
+    request, csrf = consent(http, client_id, scope="memory:read memory:write offline_access")
     done = approve(http, request, csrf, reader.secret)
     issued = tokens(http, client_id, done.headers["location"]).json()
     assert issued["scope"] == "memory:read"  # asked read+write, the key holds read

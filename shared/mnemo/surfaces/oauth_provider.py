@@ -26,7 +26,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from mnemo.domain.oauth import redirect_matches
+from mnemo.domain.oauth import SCOPES, redirect_matches
 from mnemo.domain.oauth_records import RegisteredClient
 from mnemo.errors import OAuthError, ValidationFailed
 from mnemo.services.oauth_metadata import CONSENT_PATH
@@ -37,6 +37,14 @@ if TYPE_CHECKING:
 
 
 class MnemoClient(OAuthClientInformationFull):
+    def validate_scope(self, requested_scope: str | None) -> list[str] | None:
+        """Scopes Mnemo does not offer (`openid`, `offline_access`, ...) are dropped rather than
+        refused (RFC 6749 §3.3: the server may grant less); none left reads as none asked."""
+        if requested_scope is None:
+            return None
+        known = [s for s in requested_scope.split() if s in SCOPES]
+        return known or None
+
     def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
         """RFC 8252 §7.3: a loopback redirect matches whatever port the app bound this time."""
         registered = [str(u) for u in self.redirect_uris or []]

@@ -74,7 +74,9 @@ def mount_oauth(api: FastAPI, provide: Services) -> None:
     from mnemo.surfaces import oauth_consent
     from mnemo.surfaces.oauth_provider import MnemoProvider
 
-    options = ClientRegistrationOptions(enabled=True, valid_scopes=list(SCOPES), default_scopes=list(SCOPES))
+    # No `valid_scopes`: a registration naming `offline_access` or `openid` is accepted (every client
+    # is registered for Mnemo's three scopes; unknown ones asked at /authorize are dropped).
+    options = ClientRegistrationOptions(enabled=True, default_scopes=list(SCOPES))
 
     async def as_metadata(request: Request, services: Container) -> Response:
         settings = services.settings
