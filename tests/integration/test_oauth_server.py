@@ -145,6 +145,9 @@ def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> Non
     request, csrf = consent(http, client_id)
     refused = approve(http, request, csrf, plain.secret, user="carol")
     assert refused.status_code == 403 and "only an admin key" in refused.text
+    request, csrf = consent(http, client_id)
+    star = approve(http, request, csrf, TEST_KEY, user="*")  # an admin key may name a user, not "every user"
+    assert star.status_code == 403 and "user: 1-128 letters" in star.text
     request, csrf = consent(http, client_id, scope="memory:read memory:write offline_access")
     done = approve(http, request, csrf, reader.secret)
     issued = tokens(http, client_id, done.headers["location"]).json()

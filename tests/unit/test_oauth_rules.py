@@ -174,3 +174,10 @@ def test_cimd_allow_list_matches_the_parsed_url(client_id: str, allowed: bool) -
     from mnemo.domain.oauth import cimd_allowed
 
     assert cimd_allowed(client_id, ["https://claude.ai/", "https://vscode.dev/oauth"]) is allowed
+
+
+def test_user_names() -> None:
+    from mnemo.domain.oauth import user_problem
+
+    assert [user_problem(u) is None for u in ["default", "alice@example.com", "team:a-1", "*", "", "a b", "x" * 129]] == [
+        True, True, True, False, False, False, False]

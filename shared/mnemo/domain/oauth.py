@@ -127,6 +127,14 @@ def canonical_resource(issuer: str, resource: str | None, profiles: Iterable[str
     return path if path in resource_paths(profiles) else None
 
 
+_USER = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")  # domain/models.NamespaceId
+
+
+def user_problem(user_id: str) -> str | None:
+    """Why a user named on the consent page or for a connect code cannot be one (NamespaceId's rule)."""
+    return None if _USER.match(user_id) else "user: 1-128 letters, digits or _ . : @ -"
+
+
 def is_public_address(address: str) -> bool:
     """Whether a resolved address may be fetched (CIMD): never private, loopback, link-local,
     unique-local, multicast, reserved, IPv4-mapped/compatible, 0.0.0.0/8 or 100.64.0.0/10 (CGNAT)."""

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from mnemo.domain.models import Principal
 from mnemo.domain.namespace import DEFAULT
-from mnemo.domain.oauth import SCOPES
+from mnemo.domain.oauth import SCOPES, user_problem
 from mnemo.domain.oauth_records import ConnectCode
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import AuthenticationError, ValidationFailed
@@ -53,8 +53,8 @@ class ConnectCodes:
         if not chosen or any(s not in SCOPES for s in chosen):
             raise ValidationFailed(f"scopes: a non-empty subset of {list(SCOPES)}; got {chosen}")
         user = (user_id or DEFAULT).strip()
-        if not user or len(user) > 128:
-            raise ValidationFailed("user_id: 1 to 128 characters")
+        if user_problem(user) is not None:
+            raise ValidationFailed("user_id: 1-128 letters, digits or _ . : @ -")
         code_id, secret = secrets.token_hex(4), secrets.token_urlsafe(20)
         now = self._clock()
         record = ConnectCode(code_id=code_id, secret_hash=digest(secret), tenant=principal.tenant, user_id=user,

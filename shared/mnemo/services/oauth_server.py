@@ -26,6 +26,7 @@ from mnemo.domain.oauth import (
     granted_scopes,
     redirect_matches,
     redirect_problem,
+    user_problem,
 )
 from mnemo.domain.oauth_records import AuthCode, ConnectCode, ConsentRequest, Grant, RegisteredClient
 from mnemo.domain.timestamps import utcnow
@@ -231,6 +232,8 @@ class AuthorizationServer:
             user = principal.confine(named) or principal.user_id
         elif named is not None and Permission.ADMIN not in principal.permissions:
             raise ForbiddenError("user: only an admin key may connect an app for a named user")
+        elif named is not None and (problem := user_problem(named)) is not None:
+            raise ForbiddenError(problem)
         else:
             user = named or DEFAULT
         held = [p.value for p in principal.permissions]
