@@ -321,3 +321,39 @@ def test_wrong_credentials_are_limited_per_client(oauth) -> None:  # noqa: ANN00
     other = register(http).json()["client_id"]
     request, csrf = consent(http, other)
     assert approve(http, request, csrf, TEST_KEY).status_code == 303  # another client is not affected
+
+
+def test_connect_codes_expire_and_burn_and_the_person_may_decline(aws) -> None:  # noqa: ANN001
+    from datetime import timedelta
+
+    from mnemo import bootstrap
+    from mnemo.settings import MnemoSettings
+    from mnemo.surfaces.app import create_app
+    from tests.integration.test_oauth_flow import Clock
+
+    clock = Clock()
+    container = bootstrap.Container(MnemoSettings(oauth_enabled=True, public_url=BASE), clock=clock)
+    container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
+    http = TestClient(create_app(container), base_url=BASE, follow_redirects=False)
+    admin = container.keys.authenticate(TEST_KEY)
+    client_id = register(http).json()["client_id"]
+    # Declined: back to the app with access_denied and its state.
+    request, csrf = consent(http, client_id)
+    declined = http.post("/oauth/consent", data={"request": request, "csrf": csrf, "action": "deny"})
+    assert declined.status_code == 303 and "error=access_denied" in declined.headers["location"] and "state=st" in declined.headers["location"]
+    # Expired: a code past its minutes is refused, though its secret is right.
+    late = container.connect_codes.mint(admin, "hal", minutes=5).code
+    clock.now += timedelta(minutes=6)
+    request, csrf = consent(http, client_id)
+    assert "unknown, used or expired" in approve(http, request, csrf, late).text
+    # Burnt: five wrong secrets against one code id, then the right one is refused too.
+    code = container.connect_codes.mint(admin, "hal").code
+    code_id = code.split("_")[1]
+    for _ in range(5):
+        request, csrf = consent(http, client_id)
+        assert "wrong connect code" in approve(http, request, csrf, f"mnc_{code_id}_wrongsecretwrongsecret").text
+    request, csrf = consent(http, client_id)
+    assert "unknown, used or expired" in approve(http, request, csrf, code).text
+    fresh = container.connect_codes.mint(admin, "hal").code  # positive control: a good code still connects
+    request, csrf = consent(http, client_id)
+    assert approve(http, request, csrf, fresh).status_code == 303
