@@ -7,13 +7,12 @@ a stateless server has no stream to offer and a held-open GET would hang a Lambd
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
 from mnemo.surfaces.auth import authenticate, base_url, bearer_token, www_authenticate
@@ -21,6 +20,7 @@ from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
+from mnemo.surfaces.step_up import insufficient_scope, read_body, replay, step_up
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap
+MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap: an OAuth request's body is read before dispatch
 
 
 def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
@@ -143,56 +143,6 @@ class McpDispatcher:
                 await sdk_app(scope, receive, send)
         finally:
             reset_principal(token)
-
-
-def step_up(principal: Principal, profile: str, body: bytes) -> str | None:
-    """The permission an OAuth token lacks for the tool this request calls, when the tool's name
-    alone decides it (services/permissions.TOOL_PERMISSIONS); None: let the tool decide."""
-    from mnemo.services.permissions import missing_for_tool
-
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
-        return None
-    name = (message.get("params") or {}).get("name") if isinstance(message.get("params"), dict) else None
-    missing = missing_for_tool(principal, profile, name) if isinstance(name, str) else None
-    return missing.value if missing is not None else None
-
-
-def insufficient_scope(principal: Principal, needed: str) -> Problem:
-    held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
-    return Problem(403, "insufficient_scope", f"this tool needs {needed}; the token holds {held}: authorize again with {needed}")
-
-
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body, or None past `limit` (the SDK then refuses it itself)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > limit:
-            return None
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def again() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return again
 
 
 def unsupported_version(requested: str) -> Problem:
