@@ -63,20 +63,9 @@ def _guarded(provide: Services, handler: Handler) -> Callable[[Request], Awaitab
 
 
 def mount_oauth(api: FastAPI, provide: Services) -> None:
-    from mcp.server.auth.handlers.authorize import AuthorizationHandler
-    from mcp.server.auth.handlers.register import RegistrationHandler
-    from mcp.server.auth.handlers.revoke import RevocationHandler
-    from mcp.server.auth.handlers.token import TokenHandler
-    from mcp.server.auth.middleware.client_auth import ClientAuthenticator
-    from mcp.server.auth.settings import ClientRegistrationOptions
-
-    from mnemo.domain.oauth import SCOPES
-    from mnemo.surfaces import oauth_consent
-    from mnemo.surfaces.oauth_provider import MnemoProvider
-
-    # No `valid_scopes`: a registration naming `offline_access` or `openid` is accepted (every client
-    # is registered for Mnemo's three scopes; unknown ones asked at /authorize are dropped).
-    options = ClientRegistrationOptions(enabled=True, default_scopes=list(SCOPES))
+    """The routes. The SDK's handlers are imported by the first OAuth request, never at init:
+    `mcp.server.auth` imports the whole MCP server package (~0.7-1.3 s), which the REST function's
+    cold start would otherwise pay with OAuth off."""
 
     async def as_metadata(request: Request, services: Container) -> Response:
         settings = services.settings
@@ -85,28 +74,53 @@ def mount_oauth(api: FastAPI, provide: Services) -> None:
         return JSONResponse(document, headers={"cache-control": "public, max-age=300"})
 
     async def register(request: Request, services: Container) -> Response:
+        from mcp.server.auth.handlers.register import RegistrationHandler
+        from mcp.server.auth.settings import ClientRegistrationOptions
+
+        from mnemo.domain.oauth import SCOPES
+        from mnemo.surfaces.oauth_provider import MnemoProvider
+
         if not services.settings.oauth_open_registration:
             return _oauth_error(403, "access_denied", "open client registration is off on this deployment")
         try:
             await anyio.to_thread.run_sync(services.oauth.admit_registration)
         except RateLimitedError as exc:
             return _oauth_error(429, "temporarily_unavailable", exc.message, {"retry-after": str(exc.retry_after)})
+        # No `valid_scopes`: a registration naming `offline_access` or `openid` is accepted (every client
+        # is registered for Mnemo's three scopes; unknown ones asked at /authorize are dropped).
+        options = ClientRegistrationOptions(enabled=True, default_scopes=list(SCOPES))
         return await RegistrationHandler(MnemoProvider(services), options).handle(request)  # type: ignore[arg-type]
 
     async def authorize(request: Request, services: Container) -> Response:
+        from mcp.server.auth.handlers.authorize import AuthorizationHandler
+
+        from mnemo.surfaces.oauth_provider import MnemoProvider
+
         return await AuthorizationHandler(MnemoProvider(services)).handle(request)  # type: ignore[arg-type]
 
     async def token(request: Request, services: Container) -> Response:
+        from mcp.server.auth.handlers.token import TokenHandler
+        from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+
+        from mnemo.surfaces.oauth_provider import MnemoProvider
+
         provider = MnemoProvider(services)
         handler = TokenHandler(provider, ClientAuthenticator(provider))  # type: ignore[arg-type]
         response: Response = await handler.handle(request)
         return response
 
     async def revoke(request: Request, services: Container) -> Response:
+        from mcp.server.auth.handlers.revoke import RevocationHandler
+        from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+
+        from mnemo.surfaces.oauth_provider import MnemoProvider
+
         provider = MnemoProvider(services)
         return await RevocationHandler(provider, ClientAuthenticator(provider)).handle(request)  # type: ignore[arg-type]
 
     async def consent(request: Request, services: Container) -> Response:
+        from mnemo.surfaces import oauth_consent
+
         if request.method == "POST":
             return await oauth_consent.decide(request, services)
         return await oauth_consent.show(request, services)
