@@ -197,3 +197,78 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
     server_logs = [r.getMessage() for r in caplog.records if not r.name.startswith(("httpx", "httpcore", "mcp.client"))]
     assert any(r.name.startswith("mcp.server") for r in caplog.records)  # the server's log was captured
     assert server_logs and not [line for line in server_logs for s in secrets if s in line]
+
+
+def test_a_metadata_document_client_with_a_local_metadata_server(aws) -> None:  # noqa: ANN001
+    """CIMD end to end: the SDK client sends its metadata URL as client_id; Mnemo fetches the document
+    from a local HTTP server through the guarded fetcher (the test host resolves to a public address,
+    the injected transport carries the vetted connection to the local server), and never fetches an
+    allow-listed host that resolves to a private address."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from mnemo import bootstrap
+    from mnemo.adapters.cimd_http import SafeMetadataFetcher
+    from mnemo.settings import MnemoSettings
+    from mnemo.surfaces.app import create_app
+
+    url = "https://client.example/oauth/app.json"
+    served: list[str] = []
+
+    class Documents(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            served.append(f"{self.headers['host']}{self.path}")
+            body = json.dumps({"client_id": url, "client_name": "Metadata app", "redirect_uris": [REDIRECT],
+                               "token_endpoint_auth_method": "none"}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    documents = ThreadingHTTPServer(("127.0.0.1", 0), Documents)
+    threading.Thread(target=documents.serve_forever, daemon=True).start()
+    inner = httpx2.HTTPTransport()
+
+    class ToLocalServer(httpx2.BaseTransport):
+        """Where the vetted connection goes: the local server stands in for 93.184.216.34."""
+
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            assert request.url.host == "93.184.216.34" and request.extensions["sni_hostname"] == "client.example"
+            local = request.url.copy_with(scheme="http", host="127.0.0.1", port=documents.server_address[1])
+            return inner.handle_request(httpx2.Request(request.method, local, headers=request.headers))
+
+    addresses = {"client.example": ["93.184.216.34"], "internal.example": ["127.0.0.1"]}
+    container = bootstrap.Container(MnemoSettings(oauth_enabled=True, public_url=BASE,
+                                                  oauth_cimd_allow=["https://client.example/oauth/", "https://internal.example/"]),
+                                    clock=Clock())
+    container.__dict__["cimd_fetcher"] = SafeMetadataFetcher(resolver=lambda host, port: addresses[host], transport=ToLocalServer())
+    container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
+    app = create_app(container)
+    storage = Memory()
+    try:
+        async def flow() -> None:
+            provider = OAuthClientProvider(BASE + "/mcp", OAuthClientMetadata(redirect_uris=[REDIRECT]),  # type: ignore[list-item]
+                                           storage, redirect_handler=person.redirect, callback_handler=person.callback,
+                                           client_metadata_url=url)
+            http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), auth=provider, base_url=BASE)
+            async with Client(streamable_http_client(BASE + "/mcp", http_client=http)) as client:
+                text(await client.call_tool("retrieve_thoughts", {"query": "anything"}))
+
+        person = Person(app, TEST_KEY)
+        asyncio.run(flow())
+        assert storage.client is not None and storage.client.client_id == url  # no registration: the URL is the id
+        assert "Metadata app" in person.pages[0]
+        assert served == ["client.example/oauth/app.json"]  # fetched once, with the name as Host
+        from starlette.testclient import TestClient
+
+        refused = TestClient(app, base_url=BASE).get("/authorize", params={
+            "response_type": "code", "client_id": "https://internal.example/oauth/app.json", "redirect_uri": REDIRECT,
+            "code_challenge": "x" * 43, "state": "s"}, follow_redirects=False)
+        assert refused.status_code == 400 and served == ["client.example/oauth/app.json"]  # never connected to
+    finally:
+        documents.shutdown()

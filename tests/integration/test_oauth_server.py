@@ -357,3 +357,16 @@ def test_connect_codes_expire_and_burn_and_the_person_may_decline(aws) -> None: 
     fresh = container.connect_codes.mint(admin, "hal").code  # positive control: a good code still connects
     request, csrf = consent(http, client_id)
     assert approve(http, request, csrf, fresh).status_code == 303
+
+
+def test_a_connect_code_grant_survives_the_minting_keys_rotation(oauth) -> None:  # noqa: ANN001
+    container, http = oauth
+    minter = container.keys.create("local", "minter", ["admin"])
+    code = http.post("/v1/oauth/connect-codes", json={"user_id": "ivy"}, headers=auth(minter.secret)).json()["code"]
+    client_id = register(http).json()["client_id"]
+    request, csrf = consent(http, client_id)
+    issued = tokens(http, client_id, approve(http, request, csrf, code).headers["location"]).json()
+    bearer = {**MCP, "authorization": f"Bearer {issued['access_token']}"}
+    container.keys.revoke("local", minter.record.prefix)  # the admin rotates the key that minted the code
+    assert http.post("/v1/oauth/connect-codes", headers=auth(minter.secret)).status_code == 401  # the key is gone...
+    assert http.post("/mcp", json=LIST, headers=bearer).status_code == 200  # ...the person's grant is not
