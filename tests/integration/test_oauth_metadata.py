@@ -46,6 +46,7 @@ def test_mcp_challenge_points_at_the_paths_own_document(oauth_http: TestClient) 
         challenge = response.headers["www-authenticate"]
         assert f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource{path}"' in challenge
         assert challenge.endswith('scope="memory:read memory:write memory:delete"')
+        assert response.json()["error"]["message"].startswith("missing credentials: authorize (OAuth)")
     rest = oauth_http.get("/v1/memories")
     assert rest.status_code == 401
     assert rest.headers["www-authenticate"].endswith(f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource"')

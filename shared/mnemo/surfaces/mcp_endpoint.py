@@ -82,8 +82,11 @@ class McpDispatcher:
         from mnemo.services.oauth_tokens import ACCESS_PREFIX  # with the first request, not at init
 
         token = bearer_token(headers.get("authorization"))
-        if token is not None and token.startswith(ACCESS_PREFIX) and services.settings.oauth_enabled:
-            return services.oauth_grants.verify(token, path), True
+        if services.settings.oauth_enabled:
+            if token is None:
+                raise AuthenticationError("missing credentials: authorize (OAuth), or send Authorization: Bearer <API key>")
+            if token.startswith(ACCESS_PREFIX):
+                return services.oauth_grants.verify(token, path), True
         return authenticate(services.keys, headers), False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
