@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,7 +23,8 @@ from mnemo.domain.oauth import is_public_address
 from mnemo.errors import DependencyError, ValidationFailed
 
 MAX_BYTES = 64 * 1024
-TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+TIMEOUT = httpx.Timeout(5.0, connect=3.0)  # each step; DEADLINE bounds the whole answer (a slow drip)
+DEADLINE = 5.0
 Resolver = Callable[[str, int], list[str]]
 
 
@@ -63,11 +65,13 @@ class SafeMetadataFetcher:
         try:
             if response.status_code != 200:
                 raise ValidationFailed(f"client metadata: {host} answered {response.status_code} (redirects are not followed)")
-            body = b""
+            body, started = b"", time.monotonic()
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > self._max:
                     raise ValidationFailed(f"client metadata: larger than {self._max} bytes")
+                if time.monotonic() - started > DEADLINE:
+                    raise DependencyError(f"client metadata: {host} took longer than {DEADLINE:.0f} s")
         except httpx.HTTPError as exc:
             raise DependencyError(f"client metadata: {host} failed mid-answer") from exc
         finally:
