@@ -166,12 +166,15 @@ def test_admin_mints_codes_and_revokes_grants(oauth, capsys) -> None:  # noqa: A
     assert minted.status_code == 201 and minted.json()["code"].startswith("mnc_")
     reader = container.keys.create("local", "reader", ["memory:read"])
     assert http.post("/v1/oauth/connect-codes", json={}, headers=auth(reader.secret)).status_code == 403
+    assert http.get("/v1/oauth/grants", headers=auth(reader.secret)).status_code == 403  # admin routes, all three
     client_id = register(http).json()["client_id"]
     request, csrf = consent(http, client_id)
     issued = tokens(http, client_id, approve(http, request, csrf, minted.json()["code"]).headers["location"]).json()
     bearer = {**MCP, "authorization": f"Bearer {issued['access_token']}"}
     assert http.post("/mcp", json=LIST, headers=bearer).status_code == 200
     [grant] = http.get("/v1/oauth/grants", params={"user_id": "dana"}, headers=auth()).json()
+    assert http.delete(f"/v1/oauth/grants/{grant['grant_id']}", params={"user_id": "dana"},
+                       headers=auth(reader.secret)).status_code == 403
     assert grant["via"] == "connect_code" and grant["client_name"] == "app"
     revoked = http.delete(f"/v1/oauth/grants/{grant['grant_id']}", params={"user_id": "dana"}, headers=auth())
     assert revoked.status_code == 200 and revoked.json()["revoked_at"]
