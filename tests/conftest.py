@@ -56,6 +56,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         resources = create_local_resources(client("dynamodb"), client("sqs"), str(TEMPLATE), {"maxReceiveCount": 3})
         monkeypatch.setenv("MNEMO_MEMORIES_TABLE", resources["MemoriesTable"])
         monkeypatch.setenv("MNEMO_KEYS_TABLE", resources["KeysTable"])
+        monkeypatch.setenv("MNEMO_OAUTH_TABLE", resources["OAuthTable"])
         monkeypatch.setenv("MNEMO_QUEUE_URL", resources["EnrichmentQueue"])
         monkeypatch.setenv("MNEMO_DLQ_URL", resources["EnrichmentDLQ"])
         monkeypatch.setenv("MNEMO_MAX_RECEIVE_COUNT", "3")

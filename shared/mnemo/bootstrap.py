@@ -16,6 +16,7 @@ from mnemo.domain.timestamps import utcnow
 
 if TYPE_CHECKING:
     from mnemo.ports import (
+        ClientMetadataFetcher,
         EditInterpreter,
         Embedder,
         EnrichmentQueue,
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
         JobStore,
         Mem0Source,
         MemoryStore,
+        OAuthStore,
         SearchIndex,
     )
+    from mnemo.services.connect_codes import ConnectCodes
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
     from mnemo.services.enrichment import EnrichmentService
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.metering import Meter
+    from mnemo.services.oauth_server import AuthorizationServer
+    from mnemo.services.oauth_tokens import GrantService
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
@@ -119,6 +124,48 @@ class Container:
         from mnemo.services.keys import KeyService
 
         return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
+
+    @cached_property
+    def _oauth_store(self) -> OAuthStore:
+        from mnemo.adapters.dynamodb_oauth import DynamoDbOAuthStore
+
+        return DynamoDbOAuthStore(self._dynamodb, self.settings.oauth_table)
+
+    @cached_property
+    def oauth_grants(self) -> GrantService:
+        """OAuth grants and tokens (docs/oauth.md): what the MCP gate verifies an access token with."""
+        from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
+        from mnemo.services.oauth_tokens import GrantService, Lifetimes
+
+        lifetimes = Lifetimes(access=timedelta(seconds=self.settings.oauth_access_seconds),
+                              refresh=timedelta(days=self.settings.oauth_refresh_days))
+        keys = DynamoDbKeyStore(self._dynamodb, self.settings.keys_table)
+        return GrantService(self._oauth_store, keys, lifetimes, clock=self.clock)
+
+    @cached_property
+    def connect_codes(self) -> ConnectCodes:
+        from mnemo.services.connect_codes import ConnectCodes
+
+        return ConnectCodes(self._oauth_store, clock=self.clock)
+
+    @cached_property
+    def oauth(self) -> AuthorizationServer:
+        from mnemo.services.oauth_server import AuthorizationServer
+        from mnemo.surfaces.profiles import PROFILES
+
+        return AuthorizationServer(self._oauth_store, self.keys, self.connect_codes, self.oauth_grants,
+                                   issuer=self.settings.issuer, profiles=list(PROFILES),
+                                   registrations_per_minute=self.settings.oauth_registrations_per_minute,
+                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lambda: self.cimd_fetcher,
+                                   clock=self.clock)
+
+    @cached_property
+    def cimd_fetcher(self) -> ClientMetadataFetcher:
+        """Client ID Metadata Documents over https with SSRF guards (tests replace it with one whose
+        resolver and transport they choose)."""
+        from mnemo.adapters.cimd_http import SafeMetadataFetcher
+
+        return SafeMetadataFetcher()
 
     @cached_property
     def meter(self) -> Meter:

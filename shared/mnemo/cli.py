@@ -1,4 +1,5 @@
 """Admin CLI: `python -m mnemo.cli keys create|list|revoke`, `tenants set|show`, `usage`, `status`, `export`, `import`,
+`oauth connect-code|grants|revoke-grant` (cli_oauth.py),
 against local or AWS tables.
 
 Uses the normal AWS credential chain; point it at a deployment with --keys-table/--memories-table
@@ -42,7 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memories-table", help="memories table name (default: $MNEMO_MEMORIES_TABLE)")
     parser.add_argument("--queue-url", help="enrichment queue URL (default: $MNEMO_QUEUE_URL)")
     parser.add_argument("--dlq-url", help="dead-letter queue URL (default: $MNEMO_DLQ_URL)")
+    parser.add_argument("--oauth-table", help="OAuth table name (default: $MNEMO_OAUTH_TABLE)")
     commands = parser.add_subparsers(dest="command", required=True)
+    from mnemo import cli_oauth
+
+    cli_oauth.add_commands(commands)
 
     keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="action", required=True)
     create = keys.add_parser("create", help="create a key; the secret is printed once")
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     from mnemo.settings import MnemoSettings
 
     # Flags override the MNEMO_* environment for this run only; the process environment is left alone.
-    flags = ("keys_table", "memories_table", "queue_url", "dlq_url")
+    flags = ("keys_table", "memories_table", "queue_url", "dlq_url", "oauth_table")
     services = Container(MnemoSettings(**{name: getattr(args, name) for name in flags if getattr(args, name)}))
     try:
         if args.command == "keys" and args.action == "create":
@@ -125,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"imported": len(report.imported), "facts_imported": len(report.facts_imported),
                               "skipped": len(report.skipped), "failed": len(report.failed),
                               "problems": [f"item {f.index}: {f.reason}" for f in report.failed]}))
+        elif args.command == "oauth":
+            from mnemo import cli_oauth
+
+            cli_oauth.run(services, args)
         elif args.command == "reconcile":
             print(json.dumps({"requeued": services.recovery.requeue_stale()}))
     except MnemoError as exc:

@@ -143,3 +143,24 @@ class UnreadableError(MnemoError):
     and skipped by every read that returns many items."""
 
     code = "unreadable_item"
+
+
+class OAuthError(MnemoError):
+    """An OAuth request refused with an RFC 6749 error code (`error`: invalid_grant, invalid_scope,
+    invalid_target, invalid_request, access_denied, ...); the message is said to the client or the person."""
+
+    code = "oauth_error"
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+class RateLimitedError(MnemoError):
+    """Too many of one kind of request in a window (client registrations): try again after `retry_after` s."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

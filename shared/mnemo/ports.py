@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +20,7 @@ from mnemo.domain.messages import (  # EnrichmentTask was defined here: importer
 )
 from mnemo.domain.models import Activity, Author, Cursor, EnrichmentState, Memory, Page, Status
 from mnemo.domain.namespace import Namespace, NamespaceFilter
+from mnemo.domain.oauth_records import Grant, OAuthRecord
 from mnemo.domain.scoring import Candidates
 from mnemo.domain.tenancy import Counter, Tenant, TenantStatus
 
@@ -579,3 +580,48 @@ class Mem0Source(Protocol):
     DependencyError when it stays down, ValidationFailed when mem0 refuses the key."""
 
     def page(self, api_key: str, user_id: str, page: int, page_size: int) -> Mem0Page: ...
+
+
+R = TypeVar("R", bound=OAuthRecord)
+
+
+class OAuthStore(Protocol):
+    """The authorization server's records (domain/oauth_records.py), each kind keyed by its `ident`.
+    Reads are strongly consistent; a record past `expires_at` may still be returned (TTL deletes
+    lazily), so the service checks expiry. Single-use steps are conditional writes."""
+
+    def put(self, record: OAuthRecord) -> None:
+        """Store a new record; ConflictError if its ident exists."""
+
+    def get(self, kind: type[R], ident: str) -> R | None: ...
+
+    def take(self, kind: type[R], ident: str, *, attempts: int | None = None) -> R | None:
+        """Delete and return the record, or None if it was gone (or, given `attempts`, had moved past
+        that count): of two concurrent takes exactly one gets it."""
+
+    def bump(self, kind: type[OAuthRecord], ident: str, attempts: int) -> bool:
+        """attempts → attempts + 1 if still `attempts` (a wrong credential); False if it moved or is gone."""
+
+    def mark(self, kind: type[OAuthRecord], ident: str, field: str, at: datetime) -> bool:
+        """Set the timestamp `field` (`used_at`, `revoked_at`) unless already set; False if it was."""
+
+    def set_field(self, kind: type[OAuthRecord], ident: str, field: str, value: str) -> bool:
+        """Overwrite a text field of an existing record (a consent request's csrf hash)."""
+
+    def extend(self, kind: type[OAuthRecord], ident: str, expires_at: datetime) -> None:
+        """Push an existing record's expiry later (a client in use stays registered)."""
+
+    def grants_of(self, tenant: str, user_id: str) -> list[Grant]: ...
+
+    def admit(self, counter: str, cap: int, expires_at: datetime) -> bool:
+        """Count one event under `counter`; False (nothing counted) once `cap` is reached."""
+
+    def count(self, counter: str) -> int:
+        """Events counted under `counter` so far (0 if none)."""
+
+
+class ClientMetadataFetcher(Protocol):
+    """Fetches a Client ID Metadata Document (an https URL the operator allow-listed) as JSON.
+    ValidationFailed when it is refused (address, size, redirect, shape); DependencyError when unreachable."""
+
+    def fetch(self, url: str) -> dict[str, Any]: ...

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -59,7 +60,21 @@ class MnemoSettings(BaseSettings):
         "The folder r3 import_memories source json_file may read (paths resolved, symlinks and .. included; "
         "anything outside is refused). Empty: json_file is off. `make dev` sets ./imports."))
 
-    public_url: str = Field(default="", description="Public base URL, used in WWW-Authenticate resource_metadata.")
+    public_url: str = Field(default="", description=(
+        "Public base URL (origin): the resource and metadata URLs, and the OAuth issuer, which must not change "
+        "once clients have registered (docs/oauth.md)."))
+    oauth_enabled: bool = Field(default=False, description=(
+        "Serve MCP authorization (OAuth 2.1: metadata, /register, /authorize, /token, /revoke) beside API keys; "
+        "needs public_url (template parameter OAuthEnabled, docs/oauth.md)."))
+    oauth_table: str = "mnemo-oauth"
+    oauth_open_registration: bool = Field(default=True, description="Dynamic client registration open to anyone.")
+    oauth_registrations_per_minute: int = Field(default=30, ge=1, le=10_000, description=(
+        "Client registrations accepted per minute across the deployment (a DCR flood's bound)."))
+    oauth_cimd_allow: list[str] = Field(default_factory=list, description=(
+        "Client ID Metadata Document URLs admitted, as prefixes matched on the parsed URL (scheme, exact host, "
+        "path on a / boundary), e.g. [\"https://claude.ai/\"]; empty: CIMD off (docs/oauth.md)."))
+    oauth_access_seconds: int = Field(default=3600, ge=60, le=86_400, description="Access token lifetime.")
+    oauth_refresh_days: int = Field(default=30, ge=1, le=365, description="Refresh token (and grant idle) lifetime.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values MCP accepts (DNS-rebinding guard).")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values MCP accepts.")
 
@@ -68,3 +83,17 @@ class MnemoSettings(BaseSettings):
     local_worker_concurrency: int = Field(default=2, ge=1, le=16, description=(
         "Local mode only: SQS batches the queue poller runs at once, as the event source mapping's "
         "MaximumConcurrency does on Lambda (template.yaml: 5)."))
+
+    @model_validator(mode="after")
+    def _issuer_is_configured(self) -> MnemoSettings:
+        """OAuth's issuer comes from configuration, never from a request's Host header."""
+        if self.oauth_enabled:
+            parts = urlsplit(self.public_url)
+            local = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
+            if not (parts.scheme == "https" or local) or not parts.hostname or parts.query or parts.fragment:
+                raise ValueError("MNEMO_PUBLIC_URL: OAuth needs an https origin (http only on loopback), no query or fragment")
+        return self
+
+    @property
+    def issuer(self) -> str:
+        return self.public_url.rstrip("/")

@@ -137,7 +137,7 @@ def test_no_key_or_bad_key_is_a_clean_401_with_resource_metadata(server: LocalSe
             "accept": "application/json, text/event-stream", **headers})
         assert response.status_code == 401
         challenge = response.headers["www-authenticate"]
-        assert challenge.startswith("Bearer ") and f'resource_metadata="{server.base}/.well-known/oauth-protected-resource"' in challenge
+        assert challenge.startswith("Bearer ") and f'resource_metadata="{server.base}/.well-known/oauth-protected-resource/mcp"' in challenge
     metadata = httpx.get(f"{server.base}/.well-known/oauth-protected-resource").json()
     assert metadata["resource"] == f"{server.base}/mcp" and metadata["bearer_methods_supported"] == ["header"]
 

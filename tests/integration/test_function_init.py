@@ -26,3 +26,17 @@ def test_the_mcp_function_init_imports_nothing_the_first_request_can() -> None:
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO / "functions" / "mcp", env=env, capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_api_function_init_does_not_import_the_mcp_server() -> None:
+    # The OAuth routes (docs/oauth.md) use the SDK's auth handlers, and `mcp.server.auth` imports the
+    # whole MCP server package: imported by the first OAuth request, never by the REST function's init.
+    probe = ("import json, sys, app; from mnemo.bootstrap import Container; from mnemo.settings import MnemoSettings; "
+             "from mnemo.surfaces.app import create_app; create_app(Container(MnemoSettings()), mcp=False); "
+             "seen = lambda: [m for m in ('mcp.server', 'mcp.server.auth') if m in sys.modules]; before = seen(); "
+             "import mnemo.surfaces.oauth_provider; print(json.dumps([before, seen()]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "functions" / "api"), str(REPO / "shared")])}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO / "functions" / "api", env=env, capture_output=True,
+                         text=True, check=True)
+    before, after = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == [] and after == ["mcp.server", "mcp.server.auth"]  # after: the probe sees the import when it happens

@@ -73,7 +73,7 @@ def test_short_form_tags_parse_to_intrinsic_functions(template: dict[str, Any]) 
 def test_every_table_and_queue_has_the_local_name_the_settings_default_to(template: dict[str, Any]) -> None:
     defaults = MnemoSettings.model_fields
     names = {kwargs["TableName"] for kwargs in table_specs(template)}
-    assert names == {defaults["memories_table"].default, defaults["keys_table"].default}
+    assert names == {defaults["memories_table"].default, defaults["keys_table"].default, defaults["oauth_table"].default}
     assert {spec.logical_id: spec.name for spec in queue_specs(template)} == {
         "EnrichmentDLQ": "mnemo-enrichment-dlq",
         "EnrichmentQueue": "mnemo-enrichment",
@@ -107,6 +107,16 @@ def test_queue_visibility_timeout_is_at_least_six_worker_timeouts(template: dict
     assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
 
 
+def test_per_route_throttles_name_routes_that_exist(template: dict[str, Any]) -> None:
+    # A RouteSettings key that names no route throttles nothing: each must be "<METHOD> <path>" of a route.
+    api = template["Resources"]["HttpApi"]["Properties"]
+    paths = api["DefinitionBody"]["paths"]
+    for key, limits in api["RouteSettings"].items():
+        method, path = key.split(" ", 1)
+        assert method.lower() in paths[path], key
+        assert limits["ThrottlingRateLimit"] < 50 and limits["ThrottlingBurstLimit"] < 100  # below the default routes'
+
+
 def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any]) -> None:
     # The routes name the functions as "${AWS::StackName}-<suffix>" (no !GetAtt: that would be a
     # dependency cycle, see template.yaml); Given each route, Then its suffix is a function's name.
@@ -132,6 +142,14 @@ def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any
         ("get", "/.well-known/{proxy+}"): "ApiFunction",
         ("get", "/docs"): "ApiFunction",
         ("get", "/openapi.json"): "ApiFunction",
+        # MCP authorization (docs/oauth.md)
+        ("post", "/register"): "ApiFunction",
+        ("get", "/authorize"): "ApiFunction",
+        ("post", "/authorize"): "ApiFunction",
+        ("post", "/token"): "ApiFunction",
+        ("post", "/revoke"): "ApiFunction",
+        ("get", "/oauth/consent"): "ApiFunction",
+        ("post", "/oauth/consent"): "ApiFunction",
     }
     # and API Gateway may invoke exactly those two functions, through their `live` alias
     permissions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
@@ -220,7 +238,7 @@ def test_memories_table_has_the_access_patterns_the_store_queries(template: dict
     }
     keys = gsis(specs["mnemo-keys"]["GlobalSecondaryIndexes"])
     assert keys == {"by_tenant": ([("tenant", "HASH"), ("prefix", "RANGE")], {"ProjectionType": "ALL"})}
-    assert time_to_live_specs(template) == {"mnemo-memories": "expires_at"}
+    assert time_to_live_specs(template) == {"mnemo-memories": "expires_at", "mnemo-oauth": "ttl"}
 
 
 def test_queues_match_the_template(template: dict[str, Any], clients: tuple[Any, Any]) -> None:

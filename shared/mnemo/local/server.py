@@ -40,8 +40,9 @@ def load_function(name: str) -> Any:
 class LocalStack:
     """moto + resources + key + poller. `start()` returns the API key in use."""
 
-    def __init__(self, api_key: str | None = None) -> None:
+    def __init__(self, api_key: str | None = None, public_url: str = "") -> None:
         self.api_key = api_key
+        self.public_url = public_url  # the server's own address: the OAuth issuer unless MNEMO_PUBLIC_URL says otherwise
         self._moto: Any = None
         self.aws_endpoint = ""
         self.poller: Any = None
@@ -88,13 +89,18 @@ class LocalStack:
         self.resources = create_local_resources(
             client("dynamodb"), client("sqs"), os.environ.get("MNEMO_TEMPLATE", str(REPO / "template.yaml")), overrides
         )
+        # OAuth on without MNEMO_PUBLIC_URL: this server's own address is the issuer (the settings refuse none).
+        issuer: dict[str, Any] = {"public_url": self.public_url} if (
+            self.public_url and _oauth_on() and not os.environ.get("MNEMO_PUBLIC_URL")) else {}
         # The stack's own settings object: the rest (index, embedder, extractor, key) still comes from MNEMO_*.
         settings = MnemoSettings(
             memories_table=self.resources["MemoriesTable"],
             keys_table=self.resources["KeysTable"],
+            oauth_table=self.resources["OAuthTable"],
             queue_url=self.resources["EnrichmentQueue"],
             dlq_url=self.resources["EnrichmentDLQ"],
             max_receive_count=overrides["maxReceiveCount"],
+            **issuer,
         )
         services = self.container = bootstrap.Container(settings)
         # The app's clients reach moto in process (the server above still serves the same state to
@@ -141,11 +147,11 @@ def main() -> int:
 
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "8000"))
-    stack = LocalStack(os.environ.get("MNEMO_API_KEY") or None)
+    base = f"http://{host}:{port}"
+    stack = LocalStack(os.environ.get("MNEMO_API_KEY") or None, public_url=base)
     key = stack.start()
     from mnemo.surfaces.app import create_app
 
-    base = f"http://{host}:{port}"
     print(
         f"\nMnemo is running (local stack: moto DynamoDB + SQS, local index/embedder/extractor)\n"
         f"  MCP:      {base}/mcp   (also {base}/api/mcp)\n"
@@ -153,7 +159,10 @@ def main() -> int:
         f"  API key:  {key}\n"
         f"  Header:   Authorization: Bearer {key}\n"
         f"  AWS:      {stack.aws_endpoint}   (moto: DynamoDB + SQS, inspect with the AWS CLI --endpoint-url)\n"
-        f"Ctrl-C stops it.\n",
+        + (f"  OAuth:    on (issuer {stack.container.settings.issuer}); a connect code for the consent page:\n"
+           f"            curl -X POST {base}/v1/oauth/connect-codes -H 'Authorization: Bearer {key}'\n"
+           if stack.container.settings.oauth_enabled else "")
+        + "Ctrl-C stops it.\n",
         flush=True,
     )
     try:
@@ -165,6 +174,11 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _oauth_on() -> bool:
+    """MNEMO_OAUTH_ENABLED as pydantic reads a bool: then the issuer defaults to this server's address."""
+    return os.environ.get("MNEMO_OAUTH_ENABLED", "").strip().lower() in ("1", "true", "yes", "on", "t", "y")
 
 
 def queue_idle(sqs: Any, queue_url: str) -> bool:

@@ -15,8 +15,8 @@ from mnemo.domain.edits import DeleteSpan, EditPlan, ReplaceSpan, SetText
 from mnemo.domain.models import Permission, Principal, Status
 from mnemo.errors import ForbiddenError
 
-__all__ = ["CHECK_SKIPPED", "CHECK_SKIPPED_AT_RETRIEVAL_CAP", "REQUIRED", "Operation", "authorize", "blind_plan", "content_check",
-           "status_change"]
+__all__ = ["CHECK_SKIPPED", "CHECK_SKIPPED_AT_RETRIEVAL_CAP", "REQUIRED", "TOOL_PERMISSIONS", "Operation", "authorize",
+           "blind_plan", "content_check", "missing_for_tool", "status_change"]
 
 
 class Operation(StrEnum):
@@ -141,3 +141,27 @@ def blind_plan(principal: Principal, request: str, plan: EditPlan) -> EditPlan:
                 f"key needs the 'memory:read' scope for that (it has: {held}); pass raw_text to replace the whole text, "
                 "or ask to append text, archive, complete or reopen; nothing was changed", fields=("raw_text",))
     return plan
+
+
+# The permission a tool's name alone decides (the least any call of it needs), per MCP profile ("" is
+# `/mcp`). The MCP gate answers an OAuth token without it with HTTP 403 `insufficient_scope` before
+# dispatch, so that clients step up (they do so only on an HTTP 403; docs/oauth.md). Left out: tools
+# whose permission depends on their arguments (edit_thought: text or archive; deduplicate_memories:
+# dry run or not) or that need `admin` (retract): those answer as the tool's own error.
+TOOL_PERMISSIONS: dict[str, dict[str, Permission]] = {
+    "": {"capture_thought": Permission.WRITE, "retrieve_thoughts": Permission.READ, "delete_thought": Permission.DELETE},
+    "facts": {"add_episode": Permission.WRITE, "record_fact": Permission.WRITE, "search": Permission.READ},
+    "thrindex": {"store_memory": Permission.WRITE, "search_memories": Permission.READ, "list_memories": Permission.READ,
+                 "get_memory": Permission.READ, "delete_memory": Permission.DELETE},
+    "r3": {"add_memory": Permission.WRITE, "search_memory": Permission.READ, "get_memory": Permission.READ,
+           "update_memory": Permission.WRITE, "get_all_memories": Permission.READ, "delete_memory": Permission.DELETE,
+           "cache_stats": Permission.READ, "sync_status": Permission.READ, "optimize_cache": Permission.READ,
+           "extract_entities": Permission.WRITE, "get_knowledge_graph": Permission.READ,
+           "find_connections": Permission.READ, "import_memories": Permission.WRITE},
+}
+
+
+def missing_for_tool(principal: Principal, profile: str, tool: str) -> Permission | None:
+    """The permission `principal` lacks for any call of `tool`, when the name alone decides it."""
+    needed = TOOL_PERMISSIONS.get(profile, {}).get(tool)
+    return needed if needed is not None and not principal.allows(needed) else None

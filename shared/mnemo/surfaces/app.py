@@ -16,9 +16,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo import __version__
 from mnemo.errors import AuthenticationError, MnemoError
-from mnemo.surfaces.auth import PRM_PATH, base_url, protected_resource_metadata, www_authenticate
+from mnemo.surfaces.auth import base_url, www_authenticate
 from mnemo.surfaces.errors import REST_NAMES, Problem, headers_for, problem
 from mnemo.surfaces.gate import CorsPolicy, RestGate
+from mnemo.surfaces.profiles import PROFILES
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -94,11 +95,27 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         def healthz() -> dict[str, str]:
             return {"status": "ok", "version": __version__}
 
+        from mnemo.services.oauth_metadata import PRM_PATH, prm_resource, protected_resource
+        from mnemo.surfaces.openapi import ERROR_RESPONSES
+
+        def prm(request: Request, suffix: str) -> dict[str, object]:
+            """RFC 9728: the root document names `/mcp`; `/.well-known/oauth-protected-resource/mcp/r3`
+            is `/mcp/r3`'s. With OAuth on, every URL comes from the configured issuer."""
+            settings = provide().settings
+            resource = prm_resource(suffix, PROFILES)
+            if resource is None:
+                raise HTTPException(404, f"no MCP resource {suffix}")
+            issuer = settings.issuer if settings.oauth_enabled else None
+            base = issuer or base_url(settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
+            return protected_resource(base, resource, issuer=issuer)
+
         @api.get(PRM_PATH, tags=["ops"])
-        @api.get(PRM_PATH + "/{resource:path}", tags=["ops"])
-        def resource_metadata(request: Request, resource: str = "mcp") -> dict[str, object]:
-            base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
-            return protected_resource_metadata(base, "/" + resource.strip("/"))
+        def resource_metadata(request: Request) -> dict[str, object]:
+            return prm(request, "")
+
+        @api.get(PRM_PATH + "/{suffix:path}", tags=["ops"], responses={404: ERROR_RESPONSES[404] | {"description": "No such MCP resource."}})
+        def path_resource_metadata(request: Request, suffix: str) -> dict[str, object]:
+            return prm(request, "/" + suffix)
 
         from mnemo.surfaces.openapi import document_errors
         from mnemo.surfaces.rest import router
@@ -106,6 +123,7 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         from mnemo.surfaces.rest_facts import router as facts_router
         from mnemo.surfaces.rest_graph import router as graph_router
         from mnemo.surfaces.rest_keys import router as keys_router
+        from mnemo.surfaces.rest_oauth import router as oauth_router
         from mnemo.surfaces.rest_portability import router as portability_router
         from mnemo.surfaces.rest_usage import router as usage_router
 
@@ -116,11 +134,14 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         api.include_router(portability_router)
         api.include_router(usage_router)
         api.include_router(keys_router)
+        api.include_router(oauth_router)
         document_errors(api)
+        from mnemo.surfaces.oauth_routes import mount_oauth
+
+        mount_oauth(api, provide)  # only when settings.oauth_enabled, checked per request
         app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
     if mcp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
-        from mnemo.surfaces.profiles import PROFILES
 
         dispatcher = McpDispatcher(app, PROFILES, provide)
         primers.append(dispatcher.prime)

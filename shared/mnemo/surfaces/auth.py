@@ -1,4 +1,4 @@
-"""Bearer API-key authentication shared by MCP and REST, and the 401 every client understands."""
+"""Bearer authentication shared by MCP and REST, and the 401 every client understands."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # the container's KeyService is imported when first built, no
     from mnemo.domain.models import Principal
     from mnemo.services.keys import KeyService
 
-PRM_PATH = "/.well-known/oauth-protected-resource"
+__all__ = ["authenticate", "base_url", "bearer_token", "www_authenticate"]
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -28,18 +28,19 @@ def base_url(public_url: str, scheme: str, host: str) -> str:
     return public_url.rstrip("/") if public_url else f"{scheme}://{host}"
 
 
-def www_authenticate(base: str, description: str) -> str:
-    """RFC 6750 challenge with RFC 9728 `resource_metadata`, so MCP clients can discover how to auth."""
-    safe = description.replace('"', "'")
-    return f'Bearer realm="mnemo", error="invalid_token", error_description="{safe}", resource_metadata="{base}{PRM_PATH}"'
+def _quoted(value: str) -> str:
+    return value.replace("\\", "").replace('"', "'")
 
 
-def protected_resource_metadata(base: str, resource_path: str = "/mcp") -> dict[str, object]:
-    """RFC 9728 document. No authorization server: Mnemo keys are issued by its CLI, sent as Bearer."""
-    return {
-        "resource": f"{base}{resource_path}",
-        "bearer_methods_supported": ["header"],
-        "scopes_supported": ["memory:read", "memory:write", "memory:delete", "admin"],
-        "resource_name": "Mnemo memory",
-        "resource_documentation": f"{base}/docs",
-    }
+def www_authenticate(base: str, description: str, resource: str | None = None, *,
+                     error: str = "invalid_token", scope: str | None = None) -> str:
+    """RFC 6750 challenge with RFC 9728 `resource_metadata`, so MCP clients can discover how to auth.
+    `resource` (an MCP path): its path-suffixed document and a `scope` hint (what to ask for there);
+    None (REST): the root document."""
+    from mnemo.services.oauth_metadata import PRM_PATH, metadata_url, scope_hint  # on a 401 only: not at MCP init
+
+    document = metadata_url(base, resource) if resource else f"{base}{PRM_PATH}"
+    challenge = f'Bearer realm="mnemo", error="{error}", error_description="{_quoted(description)}", resource_metadata="{document}"'
+    if resource or scope:
+        challenge += f', scope="{_quoted(scope or scope_hint())}"'
+    return challenge

@@ -25,8 +25,10 @@ from mnemo.errors import (
     ForbiddenError,
     MnemoError,
     NotFoundError,
+    OAuthError,
     PaymentRequiredError,
     QuotaExceededError,
+    RateLimitedError,
     TenantSuspendedError,
     UnsupportedEditError,
     ValidationFailed,
@@ -42,6 +44,8 @@ HTTP_STATUS: dict[type[MnemoError], int] = {
     ConflictError: 409,
     PaymentRequiredError: 402,
     QuotaExceededError: 429,
+    RateLimitedError: 429,
+    OAuthError: 400,
     DependencyError: 503,
 }
 HTTP_CODES: dict[int, str] = {
@@ -118,7 +122,7 @@ def problem(
     "argument" for MCP tools). `names` renames a field the way the surface calls it, for errors
     raised by a domain command whose field names differ (`{"raw": "content"}`).
     """
-    if isinstance(exc, QuotaExceededError) and exc.retry_after is not None:
+    if isinstance(exc, QuotaExceededError | RateLimitedError) and exc.retry_after is not None:
         return Problem(status_for(exc), exc.code, exc.worded(names or {}), retry_after=exc.retry_after)
     if isinstance(exc, MnemoError):
         return Problem(status_for(exc), exc.code, exc.worded(names or {}))

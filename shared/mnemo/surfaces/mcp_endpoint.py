@@ -15,18 +15,21 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
+from mnemo.surfaces.auth import authenticate, base_url, bearer_token, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
+from mnemo.surfaces.step_up import insufficient_scope, read_body, replay, step_up
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
+    from mnemo.domain.models import Principal
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap: an OAuth request's body is read before dispatch
 
 
 def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
@@ -72,6 +75,20 @@ class McpDispatcher:
             return path.removeprefix("/mcp/")
         return None
 
+    @staticmethod
+    def _authenticate(services: Container, headers: dict[str, str], path: str) -> tuple[Principal, bool]:
+        """(principal, whether by OAuth): an API key, or (OAuth on) an access token bound to this
+        path's resource (docs/oauth.md)."""
+        from mnemo.services.oauth_tokens import ACCESS_PREFIX  # with the first request, not at init
+
+        token = bearer_token(headers.get("authorization"))
+        if services.settings.oauth_enabled:
+            if token is None:
+                raise AuthenticationError("missing credentials: authorize (OAuth), or send Authorization: Bearer <API key>")
+            if token.startswith(ACCESS_PREFIX):
+                return services.oauth_grants.verify(token, path), True
+        return authenticate(services.keys, headers), False
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         profile = self._profile_for(scope.get("path", "")) if scope["type"] == "http" else None
         if profile is None:
@@ -91,10 +108,13 @@ class McpDispatcher:
         services = self._services()
         settings = services.settings
         try:
-            principal = authenticate(services.keys, headers)
+            principal, by_oauth = self._authenticate(services, headers, scope["path"])
         except AuthenticationError as exc:
-            base = base_url(settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
-            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
+            base = settings.issuer if settings.oauth_enabled else base_url(
+                settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
+            # The path-suffixed document of this very path (`/api/mcp` has its own, naming itself).
+            resource = scope["path"].rstrip("/") or "/"
+            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message, resource)})
             return
         except DependencyError as exc:
             await send_problem(send, problem(exc))
@@ -103,6 +123,17 @@ class McpDispatcher:
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await send_problem(send, unsupported_version(version))
             return
+        if by_oauth:
+            body = await read_body(receive, MAX_MCP_BODY)
+            if body is None:
+                await send_problem(send, Problem(413, "payload_too_large", f"body: must be at most {MAX_MCP_BODY} bytes"))
+                return
+            receive = replay(body, receive)
+            if (needed := step_up(principal, profile, body)) is not None:
+                await send_problem(send, insufficient_scope(principal, needed), {"www-authenticate": www_authenticate(
+                    settings.issuer, f"this tool needs {needed}", scope["path"].rstrip("/") or "/",
+                    error="insufficient_scope", scope=" ".join(sorted({*principal.permissions, needed})))})
+                return
         token = set_principal(principal)
         try:
             sdk_app = self._server(profile, services).streamable_http_app(

@@ -1,0 +1,103 @@
+"""MCP authorization against the real local server (`MNEMO_OAUTH_ENABLED=true python -m mnemo.local`)
+with the MCP SDK's `OAuthClientProvider` over the network: discovery from a 401, DCR, PKCE, the
+consent page posted as a browser would, tool calls on two profiles, each token bound to its resource.
+(Expiry, refresh, reuse and step-up run in process with an injected clock:
+tests/integration/test_oauth_flow.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import httpx2
+import pytest
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from mcp import Client
+from tests.conftest import TEST_KEY
+from tests.e2e.conftest import start_server, stop_server
+
+pytestmark = pytest.mark.e2e
+REDIRECT = "http://127.0.0.1:41234/callback"  # never listened on: the browser's redirect is read, not followed
+
+
+@pytest.fixture(scope="module")
+def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("oauth") / "server.log"
+    process, base = start_server(log, MNEMO_OAUTH_ENABLED="true")
+    yield base
+    stop_server(process)
+
+
+class Stored:
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+def connect(base: str, path: str, code: str, storage: Stored, calls: Any) -> Any:
+    result: dict[str, AuthorizationCodeResult] = {}
+
+    async def browser(url: str) -> None:  # what the browser and the person do
+        async with httpx2.AsyncClient() as web:
+            page = await web.get(url, follow_redirects=True)
+            assert page.status_code == 200 and "Connect an app to Mnemo" in page.text
+            fields = {n: re.search(rf"name={n} value='([^']+)'", page.text).group(1) for n in ("request", "csrf")}  # type: ignore[union-attr]
+            posted = await web.post(f"{base}/oauth/consent", data={**fields, "credential": code, "action": "approve"},
+                                    headers={"origin": base})
+            assert posted.status_code == 303, posted.text
+            query = parse_qs(urlsplit(posted.headers["location"]).query)
+            result["r"] = AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
+
+    async def callback() -> AuthorizationCodeResult:
+        return result["r"]
+
+    async def main() -> Any:
+        provider = OAuthClientProvider(base + path, OAuthClientMetadata(redirect_uris=[REDIRECT], client_name="e2e"),  # type: ignore[list-item]
+                                       storage, redirect_handler=browser, callback_handler=callback)
+        async with httpx2.AsyncClient(auth=provider, timeout=60) as http, Client(streamable_http_client(base + path, http_client=http)) as client:
+            return await calls(client)
+
+    return asyncio.run(main())
+
+
+def test_connect_two_profiles_with_connect_codes(oauth_server: str) -> None:
+    base = oauth_server
+    codes = [httpx.post(f"{base}/v1/oauth/connect-codes", json={"user_id": "olga"},
+                        headers={"Authorization": f"Bearer {TEST_KEY}"}).json()["code"] for _ in range(2)]
+    eigen, r3 = Stored(), Stored()
+
+    async def capture(client: Any) -> Any:
+        return await client.call_tool("capture_thought", {"raw": "Olga's standup is at nine."})
+
+    async def listing(client: Any) -> Any:
+        return await client.call_tool("get_all_memories", {})
+
+    assert not connect(base, "/mcp", codes[0], eigen, capture).is_error
+    listed = connect(base, "/mcp/r3", codes[1], r3, listing)
+    assert "Olga's standup is at nine." in " ".join(c.text for c in listed.content)  # olga's memory, via /mcp
+    assert eigen.tokens is not None and r3.tokens is not None
+    ask = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    accept = {"accept": "application/json, text/event-stream"}
+    r3_bearer = {**accept, "authorization": f"Bearer {r3.tokens.access_token}"}
+    assert httpx.post(f"{base}/mcp/r3", json=ask, headers=r3_bearer).status_code == 200
+    assert httpx.post(f"{base}/mcp/facts", json=ask, headers=r3_bearer).status_code == 401  # bound to /mcp/r3
+    assert httpx.post(f"{base}/api/mcp", json=ask, headers={**accept, "authorization": f"Bearer {eigen.tokens.access_token}"}).status_code == 200
