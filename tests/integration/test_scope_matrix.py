@@ -114,6 +114,8 @@ def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - o
         Row("GET /v1/jobs/{job_id}", (O.READ_WORK_JOB,), r("GET", f"/v1/jobs/{w['job']}"), refusal="not_found"),
         Row("GET /v1/jobs/{job_id}", (O.READ_JOB,), r("GET", f"/v1/jobs/{w['erasure']}"), refusal="not_found"),
         Row("GET /v1/usage", (), r("GET", "/v1/usage")),
+        Row("GET /v1/whoami", (), r("GET", "/v1/whoami")),
+        Row("GET /v1/jobs", (O.READ_WORK_JOB,), r("GET", "/v1/jobs")),
         Row("POST /v1/keys", (O.MANAGE_KEYS,), r("POST", "/v1/keys", {"name": "made", "scopes": ["memory:read"]})),
         Row("GET /v1/keys", (O.MANAGE_KEYS,), r("GET", "/v1/keys")),
         # an edit that archives is two operations: no single permission is enough (admin: the control)

@@ -1,0 +1,53 @@
+"""The REST routes the console needs (issue 30): `GET /v1/whoami` and `GET /v1/jobs`."""
+
+from __future__ import annotations
+
+from tests.conftest import TEST_KEY
+from tests.integration.conftest import OTHER_KEY, auth
+
+
+def test_whoami_tells_the_key_about_itself_never_its_secret(http, container) -> None:  # noqa: ANN001
+    bound = container.keys.create("local", "ann's reader", ["memory:read"], user_id="ann").secret
+    me = http.get("/v1/whoami", headers=auth(bound))
+    assert me.status_code == 200 and me.headers["cache-control"] == "no-store"
+    assert me.json() == {"tenant": "local", "key_prefix": bound[:len(me.json()["key_prefix"])], "name": "ann's reader",
+                         "permissions": ["memory:read"], "user_id": "ann"}
+    assert bound not in me.text
+    admin = http.get("/v1/whoami", headers=auth()).json()  # control: the admin key is unbound
+    assert admin["permissions"] == ["admin"] and admin["user_id"] is None and TEST_KEY not in str(admin)
+    assert http.get("/v1/whoami").status_code == 401
+
+
+def test_jobs_lists_work_jobs_to_readers_and_erasures_to_admins_only(http, container) -> None:  # noqa: ANN001
+    reader = container.keys.create("local", "reader", ["memory:read"]).secret
+    writer = container.keys.create("local", "writer", ["memory:write"]).secret
+    bound = container.keys.create("local", "ann", ["memory:read", "memory:write"], user_id="ann").secret
+    started = http.post("/v1/import", headers=auth(), json={"data": [{"content": f"note {i}"} for i in range(201)]})
+    assert started.status_code == 202, started.text
+    job = started.json()["job_id"]
+    ann_job = http.post("/v1/import", headers=auth(bound), json={"data": [{"content": f"n {i}"} for i in range(201)]}).json()["job_id"]
+    erasure = http.delete("/v1/users/zed?hard=true", headers=auth()).json()["job_id"]
+
+    def listed(key: str, **params: str) -> list[tuple[str, str]]:
+        response = http.get("/v1/jobs", headers=auth(key), params=params)
+        assert response.status_code == 200, response.text
+        return [(j["job_id"], j["kind"]) for j in response.json()["results"]]
+
+    # admin: every job, newest first, the erasure without its (possibly long) id list
+    assert listed(TEST_KEY) == [(erasure, "user"), (ann_job, "import"), (job, "import")]
+    assert http.get("/v1/jobs", headers=auth()).json()["results"][0]["memory_ids"] == []
+    assert listed(reader) == [(ann_job, "import"), (job, "import")]  # the same request, no erasure job
+    assert listed(bound) == [(ann_job, "import")]  # a user-bound key: its user's only
+    assert listed(OTHER_KEY) == []  # another tenant's admin: nothing of this tenant
+    refused = http.get("/v1/jobs", headers=auth(writer))
+    assert refused.status_code == 403 and "memory:read" in refused.json()["error"]["message"]
+
+
+def test_jobs_pages_by_cursor_and_refuses_a_forged_one(http) -> None:  # noqa: ANN001
+    ids = [http.delete(f"/v1/users/u{i}?hard=true", headers=auth()).json()["job_id"] for i in range(3)]
+    first = http.get("/v1/jobs?limit=2", headers=auth()).json()
+    assert [j["job_id"] for j in first["results"]] == ids[:0:-1] and first["next_cursor"]
+    second = http.get("/v1/jobs", headers=auth(), params={"limit": 2, "cursor": first["next_cursor"]}).json()
+    assert [j["job_id"] for j in second["results"]] == [ids[0]]
+    bad = http.get("/v1/jobs?cursor=T%23other%23JOBS", headers=auth())
+    assert bad.status_code == 400 and bad.json()["error"]["message"] == "cursor: must be the next_cursor of a previous page"
