@@ -1,6 +1,9 @@
-"""The REST routes the console needs (issue 30): `GET /v1/whoami` and `GET /v1/jobs`."""
+"""The REST routes the console needs (issue 30): `GET /v1/whoami` and `GET /v1/jobs`, and the
+headers every page of the origin carries (/console and /docs: a strict CSP, no third-party script)."""
 
 from __future__ import annotations
+
+import re
 
 from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY, auth
@@ -51,3 +54,21 @@ def test_jobs_pages_by_cursor_and_refuses_a_forged_one(http) -> None:  # noqa: A
     assert [j["job_id"] for j in second["results"]] == [ids[0]]
     bad = http.get("/v1/jobs?cursor=T%23other%23JOBS", headers=auth())
     assert bad.status_code == 400 and bad.json()["error"]["message"] == "cursor: must be the next_cursor of a previous page"
+
+
+def test_console_and_docs_carry_a_strict_policy_and_load_no_third_party_script(http) -> None:  # noqa: ANN001
+    for path in ("/console/", "/docs"):
+        page = http.get(path)
+        assert page.status_code == 200, path
+        csp = page.headers["content-security-policy"]
+        for directive in ("default-src 'self'", "script-src 'self'", "object-src 'none'", "frame-ancestors 'none'"):
+            assert directive in csp, (path, csp)
+        assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+        assert page.headers["x-content-type-options"] == "nosniff" and page.headers["referrer-policy"] == "no-referrer"
+        sources = [s for s in re.findall(r'(?:src|href)="([^"]+)"', page.text) if not s.startswith("#")]  # not in-page links
+        assert sources and all(s.startswith("/") and not s.startswith("//") for s in sources), (path, sources)  # same origin only
+        assert "<script>" not in page.text  # no inline script: the policy would block it anyway
+        for source in sources:
+            asset = http.get(source)
+            assert asset.status_code == 200 and asset.headers["x-content-type-options"] == "nosniff", source
+    assert "content-security-policy" not in http.get("/v1/whoami", headers=auth()).headers  # control: JSON routes unchanged

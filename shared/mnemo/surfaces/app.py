@@ -52,7 +52,9 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
     """The app over `services`: a container, or a function giving it (the Lambda entry points pass
     the cached composition root, so nothing is built or read at import)."""
     provide: Services = services if callable(services) else (lambda: services)
-    api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.")
+    # /docs is served from vendored assets (surfaces/web.py), never FastAPI's CDN page; no /redoc.
+    api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.",
+                  docs_url=None, redoc_url=None)
     api.state.services = provide
 
     @api.exception_handler(MnemoError)
@@ -117,7 +119,10 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         api.include_router(usage_router)
         api.include_router(keys_router)
         document_errors(api)
-        app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
+        from mnemo.surfaces.web import SecurityHeaders, mount_pages
+
+        mount_pages(api)  # /console and /docs: static, same origin, under a strict policy
+        app = SecurityHeaders(RestGate(api, provide))  # authenticate, then cap the body, before any route parses it
     if mcp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
         from mnemo.surfaces.profiles import PROFILES
