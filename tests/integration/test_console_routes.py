@@ -72,3 +72,30 @@ def test_console_and_docs_carry_a_strict_policy_and_load_no_third_party_script(h
             asset = http.get(source)
             assert asset.status_code == 200 and asset.headers["x-content-type-options"] == "nosniff", source
     assert "content-security-policy" not in http.get("/v1/whoami", headers=auth()).headers  # control: JSON routes unchanged
+
+
+def test_failed_enrichments_are_listed_with_reasons_and_an_admin_retries_this_tenants(http, container) -> None:  # noqa: ANN001
+    from mnemo.domain.models import Enrichment, EnrichmentState
+
+    reader = container.keys.create("local", "reader", ["memory:read"]).secret
+    ann = container.keys.create("local", "ann", ["memory:read"], user_id="ann").secret
+    bob = container.keys.create("local", "bob", ["memory:read"], user_id="bob").secret
+    memory_id = http.post("/v1/memories", headers=auth(), json={"content": "Ann's note", "user_id": "ann"}).json()["id"]
+    stored = container.store.get("local", memory_id)
+    failed = Enrichment(state=EnrichmentState.FAILED, error="<b>embedder</b> unavailable", attempts=3)
+    container.store.save(stored.model_copy(update={"enrichment": failed}), expected_version=stored.version)
+
+    listed = http.get("/v1/status/failed", headers=auth(reader))
+    assert listed.status_code == 200 and [(f["id"], f["user_id"], f["error"]) for f in listed.json()] == [
+        (memory_id, "ann", "<b>embedder</b> unavailable")]
+    assert [f["id"] for f in http.get("/v1/status/failed", headers=auth(ann)).json()] == [memory_id]  # its user's key
+    assert http.get("/v1/status/failed", headers=auth(bob)).json() == []  # another user's bound key: none
+    assert http.get("/v1/status/failed", headers=auth(OTHER_KEY)).json() == []  # another tenant: none
+    refused = http.post("/v1/status/retry", headers=auth(reader))
+    assert refused.status_code == 403 and "'admin'" in refused.json()["error"]["message"]
+    assert container.store.get("local", memory_id).enrichment.state == EnrichmentState.FAILED  # the refusal changed nothing
+    assert http.post("/v1/status/retry", headers=auth(OTHER_KEY)).json() == {"retried": 0, "left": 0}  # another tenant's admin
+    assert http.post("/v1/status/retry", headers=auth()).json() == {"retried": 1, "left": 0}
+    again = container.store.get("local", memory_id)
+    assert again.enrichment.state == EnrichmentState.PENDING and again.version == stored.version
+    assert http.get("/v1/status", headers=auth()).json()["pending"] >= 1

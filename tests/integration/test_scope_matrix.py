@@ -102,6 +102,8 @@ def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - o
         Row("POST /v1/memories/search", (O.READ_ALL_USERS,),
             r("POST", "/v1/memories/search", {"query": "standups", "user_id": "*"})),
         Row("GET /v1/status", (O.STATUS,), r("GET", "/v1/status")),
+        Row("GET /v1/status/failed", (O.STATUS,), r("GET", "/v1/status/failed")),
+        Row("POST /v1/status/retry", (O.RETRY_ENRICHMENT,), r("POST", "/v1/status/retry")),
         Row("POST /v1/episodes", (O.CAPTURE,), r("POST", "/v1/episodes", {"content": "Bo met Cy."})),
         Row("POST /v1/facts", (O.RECORD_FACT,), r("POST", "/v1/facts", fact)),
         Row("POST /v1/search", (O.READ_FACTS,), r("POST", "/v1/search", {"query": "Umbrella"})),

@@ -10,10 +10,10 @@ export async function render(view, ctx) {
     replace(view, el("h2", {}, "Tenant"), el("p", {}, "Only admin keys manage the tenant. Ask an admin for access."));
     return;
   }
-  const [usage, status, keys] = await Promise.all([get("/v1/usage"), get("/v1/status"), get("/v1/keys")]);
+  const [usage, status, failed, keys] = await Promise.all([get("/v1/usage"), get("/v1/status"), get("/v1/status/failed"), get("/v1/keys")]);
   const keyList = el("div");
   replace(view, el("h2", {}, `Tenant ${usage.tenant}`),
-    usageSection(usage), statusSection(ctx, status), keysSection(ctx, keys, keyList), eraseUserSection(ctx));
+    usageSection(usage), statusSection(ctx, status, failed, () => render(view, ctx)), keysSection(ctx, keys, keyList), eraseUserSection(ctx));
 }
 
 function usageSection(usage) {
@@ -29,10 +29,21 @@ function usageSection(usage) {
       el("thead", {}, el("tr", {}, ...["Counter", "Quota", "Used"].map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, ...rows)));
 }
 
-function statusSection(ctx, status) {
+function statusSection(ctx, status, failed, reload) {
+  const retry = button("Retry failed memories", async () => {
+    try {
+      const done = await post("/v1/status/retry", {});
+      await reload();
+      ctx.notify(`${done.retried} memories queued again; ${done.left} still failed.`);
+    } catch (error) { ctx.fail(error); }
+  });
   return el("section", { "aria-labelledby": "status-title", className: "card" }, el("h3", { id: "status-title" }, "Enrichment"),
     facts([["Pending (queued or running)", String(status.pending)], ["Failed after every retry", String(status.failed)]]),
-    status.failed ? el("p", {}, "Open a failed memory (Memories → its row) to see why it failed.") : null);
+    failed.length ? el("table", {}, el("caption", {}, "Failed memories, most recently changed first (at most 50)"),
+      el("thead", {}, el("tr", {}, ...["Memory", "User", "Reason", "Changed"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...failed.map((m) => el("tr", {}, el("td", {}, el("a", { href: `#/memories/${encodeURIComponent(m.id)}` }, m.id)),
+        el("td", {}, m.user_id), el("td", {}, m.error || "—"), el("td", {}, when(m.updated_at)))))) : null,
+    failed.length ? el("p", {}, retry, " Queues this tenant's failed memories again (the operator's dead-letter redrive covers every tenant).") : null);
 }
 
 function keysSection(ctx, keys, list) {
