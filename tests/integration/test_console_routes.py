@@ -99,3 +99,23 @@ def test_failed_enrichments_are_listed_with_reasons_and_an_admin_retries_this_te
     again = container.store.get("local", memory_id)
     assert again.enrichment.state == EnrichmentState.PENDING and again.version == stored.version
     assert http.get("/v1/status", headers=auth()).json()["pending"] >= 1
+
+
+def test_a_users_erasure_takes_its_import_jobs_out_of_the_listing(http, aws, monkeypatch) -> None:  # noqa: ANN001
+    from mnemo.services import jobs
+    from tests.integration.test_erasure import every_item
+    from tests.integration.test_profile_thrindex import enrich
+
+    monkeypatch.setattr(jobs, "SYNC_IMPORT_LIMIT", 2)  # three items make a job: the worker has little to enrich
+    zed = http.post("/v1/import", headers=auth(), json={"user_id": "zed", "data": [{"content": f"z {i}"} for i in range(3)]})
+    amy = http.post("/v1/import", headers=auth(), json={"user_id": "amy", "data": [{"content": f"a {i}"} for i in range(3)]})
+    assert zed.status_code == amy.status_code == 202, zed.text
+    zed_job, amy_job = zed.json()["job_id"], amy.json()["job_id"]
+    assert {zed_job, amy_job} <= {j["job_id"] for j in http.get("/v1/jobs", headers=auth()).json()["results"]}  # control
+    erasure = http.delete("/v1/users/zed?hard=true", headers=auth()).json()["job_id"]
+    enrich(aws)  # the worker runs the imports, then the erasure, which deletes zed's jobs
+    assert http.get(f"/v1/jobs/{erasure}", headers=auth()).json()["status"] == "completed"
+    listed = [j["job_id"] for j in http.get("/v1/jobs", headers=auth()).json()["results"]]
+    assert listed == [erasure, amy_job]  # amy's stays (control), zed's is gone with its record
+    rows = [i for i in every_item(aws) if i["pk"]["S"] == "T#local#JOBS"]
+    assert {r["job_id"]["S"] for r in rows} == {erasure, amy_job}
