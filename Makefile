@@ -71,5 +71,8 @@ bench: install model                 ## the quick benchmarks (see bench/README.m
 	$(PY) bench/index_scale.py
 	$(PY) bench/embedder_bench.py
 
+screenshots: install browser          ## docs/console/*.png from a fresh local stack (never from the tests)
+	$(PY) scripts/console_screenshots.py
+
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache $(INSPECTOR)/node_modules

@@ -165,3 +165,33 @@ def test_keys_as_admin_then_as_a_read_only_key_whose_controls_are_hidden(browser
     assert call(server, secret, "GET", "/v1/keys").status_code == 403
     assert call(server, admin, "GET", "/v1/keys").status_code == 200
     assert not watched.errors and not reader.errors
+
+
+def test_the_main_flow_works_by_keyboard_alone(browser: Any, server: LocalServer, member: str) -> None:
+    memory_id = call(server, member, "POST", "/v1/memories", json={"content": "Keyboard users reach this"}).json()["id"]
+    page = browser.new_context().new_page()
+    page.goto(f"{server.base}/console/")
+    page.get_by_label("API key").wait_for()
+    assert page.evaluate("document.activeElement.name") == "key"  # the key field has the focus
+
+    def tab_to(text: str, limit: int = 150) -> None:
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.textContent.trim()") == text:
+                return
+        raise AssertionError(f"Tab never reached {text!r}")
+
+    page.keyboard.type(member)
+    page.keyboard.press("Enter")
+    page.get_by_role("link", name="Keyboard users reach this").wait_for()
+    tab_to("Keyboard users reach this")
+    page.keyboard.press("Enter")
+    page.locator("blockquote").filter(has_text="Keyboard users reach this").wait_for()
+    tab_to("Archive")
+    page.keyboard.press("Enter")
+    page.get_by_text("Archived. Reopen it to undo.").wait_for()
+    assert call(server, member, "GET", f"/v1/memories/{memory_id}").json()["status"] == "archived"
+    tab_to("Reopen")
+    page.keyboard.press("Enter")
+    page.get_by_text("Reopened.").wait_for()
+    assert call(server, member, "GET", f"/v1/memories/{memory_id}").json()["status"] == "open"
