@@ -160,6 +160,10 @@ def test_keys_as_admin_then_as_a_read_only_key_whose_controls_are_hidden(browser
         assert rpage.get_by_role("button", name=control).count() == 0
     reader.goto(server, "#/tenant")
     rpage.get_by_text("Only admin keys manage the tenant.").wait_for()
+    reader.goto(server, "#/memories/no-such-memory")  # an API error is said in words with what to do
+    said = rpage.locator("#alert").filter(has_text="Not found")
+    said.wait_for()
+    assert "may have been erased" in said.inner_text() and "{" not in said.inner_text()
     # ... and the API refuses anyway, with the same key the console holds (control: the admin may)
     assert call(server, secret, "PATCH", f"/v1/memories/{memory_id}", json={"content": "changed"}).status_code == 403
     assert call(server, secret, "GET", "/v1/keys").status_code == 403
