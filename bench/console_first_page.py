@@ -77,7 +77,8 @@ def console_once(browser: Any, base: str, key: str) -> tuple[float, float]:
     context.add_init_script(f"sessionStorage.setItem('mnemo.apiKey', {json.dumps(key)})")
     page = context.new_page()
     page.goto(f"{base}/console/#/memories")
-    page.wait_for_function("document.querySelectorAll('main tbody tr').length === 50", polling="raf", timeout=60_000)
+    # a locator wait, not wait_for_function: the console's CSP refuses the eval a string predicate needs
+    page.locator("main tbody tr").nth(49).wait_for(timeout=60_000)
     shown = page.evaluate("performance.now()")
     call = page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/v1/memories?'))"
                          ".map(e => e.responseEnd - e.startTime)[0]")

@@ -32,7 +32,7 @@ export async function render(view, ctx, id) {
         el("a", { href: `#/memories/${encodeURIComponent(link.id)}` }, link.id), ` (${link.reason}, weight ${Number(link.weight).toFixed(2)})`)))
         : el("p", {}, "No links yet (they appear once the memory is enriched).")),
     el("section", { "aria-labelledby": "facts-title" },
-      el("h3", { id: "facts-title" }, "Facts it supports"),
+      el("h3", { id: "facts-title" }, "Facts it supports (active; the entity timeline shows superseded ones)"),
       memory.facts.length ? el("ul", {}, ...memory.facts.map((fact) => el("li", {},
         `${fact.subject} — ${fact.predicate} — ${fact.object} (from version ${fact.version}) `,
         el("a", { href: `#/entities/${encodeURIComponent(`name:${fact.subject}`)}` }, `timeline of ${fact.subject}`))))
