@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,6 +119,10 @@ def test_an_import_splits_under_the_body_limit_behind_one_progress_bar(browser: 
     assert page.locator("progress").evaluate("p => [p.value, p.max]") == [420, 420]
     assert page.get_by_text("420 imported, 0 facts recorded again, 0 skipped, 0 failed.").is_visible()
     assert len(sizes) >= 3 and max(sizes) < 256 * 1024, sizes
+    with page.expect_download() as download:  # the export: every page of the user in one Mnemo export file
+        page.get_by_role("button", name="Download export").click()
+    exported = json.loads(Path(download.value.path()).read_text())
+    assert {"Imported fact 7: short", "Imported fact 419: short"} <= {m["content"] for m in exported["memories"]}
     # the jobs list: an import of more than 200 items sent at once is a job (the console follows it)
     job = call(server, member, "POST", "/v1/import", json={"data": [{"content": f"job note {i}"} for i in range(201)]}).json()["job_id"]
     watched.goto(server, "#/jobs")
@@ -199,3 +204,22 @@ def test_the_main_flow_works_by_keyboard_alone(browser: Any, server: LocalServer
     page.keyboard.press("Enter")
     page.get_by_text("Reopened.").wait_for()
     assert call(server, member, "GET", f"/v1/memories/{memory_id}").json()["status"] == "open"
+
+
+def test_an_admin_erases_a_user_and_follows_the_job(browser: Any, server: LocalServer) -> None:
+    doomed = call(server, server.key, "POST", "/v1/memories", json={"content": "Doomed user's note", "user_id": "console-doomed"})
+    kept = call(server, server.key, "POST", "/v1/memories", json={"content": "Kept user's note", "user_id": "console-kept"})
+    watched = signed_in(browser, server, server.key)
+    page = watched.page
+    watched.goto(server, "#/tenant")
+    page.get_by_label("User id", exact=True).fill("console-doomed")
+    page.get_by_label("Type the user id again to confirm").fill("console-dooomed")  # a typo erases nothing
+    page.get_by_role("button", name="Erase the user").click()
+    page.locator("#alert").filter(has_text="Nothing was erased").wait_for()
+    page.get_by_label("Type the user id again to confirm").fill("console-doomed")
+    page.get_by_role("button", name="Erase the user").click()
+    page.get_by_role("link", name="Follow its progress").click()
+    page.locator("dd").filter(has_text="completed").wait_for(timeout=120_000)
+    assert call(server, server.key, "GET", f"/v1/memories/{doomed.json()['id']}").status_code == 404
+    assert call(server, server.key, "GET", f"/v1/memories/{kept.json()['id']}").status_code == 200  # control
+    assert not watched.errors
