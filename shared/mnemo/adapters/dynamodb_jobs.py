@@ -5,6 +5,7 @@
 | job | `T#<tenant>#JOB#<job id>` | `JOB` (`job_kind`, the job as JSON, `revision` for the conditions) |
 | job part | `T#<tenant>#JOB#<job id>` | `P#<00000>` (one chunk of the job's input as JSON, under 400 KB; `expires_at`: TTL, 30 days) |
 | user's job listing | `T#<tenant>#U#<user>#JOBS` | `<job id>` (`job_id`): written before the job, so the user's erasure finds every job of the user with one Query |
+| tenant's job listing | `T#<tenant>#JOBS` | `<requested_at>#<job id>` (`job_id`, `job_kind`): every job of the tenant, erasures too, newest first |
 
 The tenant leads every key, so a job id of another tenant addresses nothing. An erasure job's item
 has no `job_kind`: `get` answers None for it and the erasure store reads it.
@@ -18,10 +19,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, serialize
-from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, job_pk
+from mnemo.adapters.dynamodb_erasure_jobs import JOB_SK, job_pk, tenant_jobs_pk, tenant_listing
 from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.jobs import Job
 from mnemo.errors import DependencyError
+from mnemo.ports import JobListing
 
 PART_PREFIX = "P#"
 # Parts hold what the caller sent; DynamoDB's TTL removes them long after any job has finished.
@@ -43,6 +45,7 @@ class DynamoDbJobStore(DynamoDbTable):
     def create(self, job: Job, parts: Sequence[list[Any]]) -> None:
         # The listing, then the parts, the job last: a job that can be read is listed and has its parts.
         self._call("put_item", TableName=self._table, Item=serialize(_listing(job)))
+        self._call("put_item", TableName=self._table, Item=serialize(_tenant_listing(job)))
         self.write_parts(job.tenant, job.job_id, parts)
         self._call("put_item", TableName=self._table, Item=serialize(_item(job)), ConditionExpression="attribute_not_exists(pk)")
 
@@ -80,11 +83,14 @@ class DynamoDbJobStore(DynamoDbTable):
 
     def erase(self, tenant: str, job_id: str, user_id: str, *, whole: bool) -> int:
         pk = job_pk(tenant, job_id)
+        job = self.get(tenant, job_id) if whole else None  # its request time keys its tenant listing row
         keys = all_items(self._call, "query", TableName=self._table, ConsistentRead=True, ProjectionExpression="pk, sk",
                          KeyConditionExpression="pk = :pk", ExpressionAttributeValues=serialize({":pk": pk}))
         doomed = [{"pk": pk, "sk": k["sk"]} for k in keys if whole or k["sk"].startswith(PART_PREFIX)]
         if whole:  # the job's record is part of `keys`; its listing item goes with it
             doomed.append({"pk": listing_pk(tenant, user_id), "sk": job_id})
+            if job is not None:
+                doomed.append({k: v for k, v in _tenant_listing(job).items() if k in ("pk", "sk")})
         self._batch_write([{"DeleteRequest": {"Key": serialize(key)}} for key in doomed])
         return len(doomed)
 
@@ -93,8 +99,23 @@ class DynamoDbJobStore(DynamoDbTable):
         rows = all_items(self._call, "scan", TableName=self._table, ProjectionExpression="job",
                          FilterExpression="sk = :j AND attribute_exists(job_kind)", ExpressionAttributeValues=serialize({":j": JOB_SK}))
         jobs = [Job.model_validate_json(row["job"]) for row in rows]
-        self._batch_write([{"PutRequest": {"Item": serialize(_listing(j))}} for j in jobs])
+        self._batch_write([{"PutRequest": {"Item": serialize(item)}} for j in jobs for item in (_listing(j), _tenant_listing(j))])
         return len(jobs)
+
+    def listing(self, tenant: str, kinds: Sequence[str], *, limit: int, after: str | None = None) -> JobListing:
+        values: dict[str, Any] = {":pk": tenant_jobs_pk(tenant), **{f":k{i}": kind for i, kind in enumerate(kinds)}}
+        query: dict[str, Any] = {
+            "TableName": self._table, "KeyConditionExpression": "pk = :pk", "ScanIndexForward": False, "Limit": limit,
+            "FilterExpression": f"job_kind IN ({', '.join(f':k{i}' for i in range(len(kinds)))})",
+            "ExpressionAttributeValues": serialize(values), "ProjectionExpression": "sk, job_id, job_kind",
+        }
+        if after is not None:
+            query["ExclusiveStartKey"] = serialize({"pk": tenant_jobs_pk(tenant), "sk": after})
+        response = self._call("query", **query)
+        rows = [deserialize(item) for item in response.get("Items", [])]
+        last = response.get("LastEvaluatedKey")
+        return JobListing(jobs=[(row["job_id"], row["job_kind"]) for row in rows],
+                          next_cursor=deserialize(last)["sk"] if last else None)
 
     def save(self, job: Job) -> Job:
         written = job.model_copy(update={"revision": job.revision + 1})
@@ -105,6 +126,10 @@ class DynamoDbJobStore(DynamoDbTable):
 
 def _listing(job: Job) -> dict[str, Any]:
     return {"pk": listing_pk(job.tenant, job.owner), "sk": job.job_id, "job_id": job.job_id}
+
+
+def _tenant_listing(job: Job) -> dict[str, Any]:
+    return tenant_listing(job.tenant, job.job_id, job.kind.value, job.requested_at)
 
 
 def _item(job: Job) -> dict[str, Any]:

@@ -156,6 +156,7 @@ def main() -> int:
         f"\nMnemo is running (local stack: moto DynamoDB + SQS, local index/embedder/extractor)\n"
         f"  MCP:      {base}/mcp   (also {base}/api/mcp)\n"
         f"  REST:     {base}/v1    OpenAPI: {base}/docs\n"
+        f"  Console:  {base}/console/   (sign in with the API key below)\n"
         f"  API key:  {key}\n"
         f"  Header:   Authorization: Bearer {key}\n"
         f"  AWS:      {stack.aws_endpoint}   (moto: DynamoDB + SQS, inspect with the AWS CLI --endpoint-url)\n"

@@ -71,9 +71,10 @@ class ErasureJobService:
             raise
         return job.receipt()
 
-    def get(self, principal: Principal, job_id: str) -> ErasureReceipt:
+    def get(self, principal: Principal, job_id: str, *, erased_ids: bool = True) -> ErasureReceipt:
+        """The job's receipt; without `erased_ids`, its `memory_ids` left empty (a listing: one read, not a Query)."""
         authorize(principal, Operation.READ_JOB)
-        job = self._jobs.get(principal.tenant, job_id)
+        job = self._jobs.get(principal.tenant, job_id, erased_ids=erased_ids)
         if job is None:
             raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
         return job.receipt()

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from mnemo.domain.erasure import ErasureReceipt, JobStatus
 from mnemo.domain.jobs import Job, JobKind, JobProgress, JobReceipt, JobStep, JobSummary
@@ -45,6 +48,19 @@ USER_ERASED = "user erased"  # an import job's error when its user's erasure was
 MEM0_DISABLED = ("source: mem0_api is not enabled on this deployment: it sends your mem0 key to api.mem0.ai and "
                  "brings data into the account; an operator enables it with MNEMO_MEM0_IMPORT_ENABLED=true "
                  "(template parameter Mem0ImportEnabled). Meanwhile export from mem0 and import the file with source json")
+
+
+WORK_KINDS = [kind.value for kind in JobKind]
+ERASURE_KIND = "user"
+JOB_PAGE = 50  # jobs a listing page reads at most
+# A listing cursor is the sort key of the last row read: `<fixed-width UTC time>#<job id>`.
+LISTING_CURSOR = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z#[A-Za-z0-9-]{1,64}")
+
+
+class JobPage(BaseModel):
+    results: list[JobReceipt | ErasureReceipt] = Field(description=(
+        "Newest first. Erasure receipts here leave `memory_ids` empty (GET /v1/jobs/{job_id} lists them)."))
+    next_cursor: str | None = Field(default=None, description="Pass as `cursor` for the next page; absent on the last.")
 
 
 def parts_of(items: Sequence[Any], size: int) -> list[list[Any]]:
@@ -132,6 +148,29 @@ class JobService:
         if job is None and principal.allows(REQUIRED[Operation.READ_JOB]):
             return self._erasure_jobs.get(principal, job_id)  # NotFoundError when it is no job at all
         raise NotFoundError(f"job {job_id} not found", subject="job", ident=job_id)
+
+    def listing(self, principal: Principal, *, limit: int = JOB_PAGE, cursor: str | None = None) -> JobPage:
+        """The tenant's jobs newest first, those the key may read (`get`'s rule): import, mem0 and
+        deduplication jobs with `memory:read` (a user-bound key: its user's), erasure jobs with admin.
+        A page reads `limit` listing rows, so it may hold fewer jobs than `limit` and still go on."""
+        kinds = WORK_KINDS if principal.allows(REQUIRED[Operation.READ_WORK_JOB]) else []
+        if principal.allows(REQUIRED[Operation.READ_JOB]):
+            kinds = [*kinds, ERASURE_KIND]
+        if not kinds:
+            authorize(principal, Operation.READ_WORK_JOB)  # raises, naming the scope
+        if cursor is not None and not LISTING_CURSOR.fullmatch(cursor):
+            raise ValidationFailed("cursor: must be the next_cursor of a previous page")
+        page = self._jobs.listing(principal.tenant, kinds, limit=limit, after=cursor)
+        results: list[JobReceipt | ErasureReceipt] = []
+        for job_id, kind in page.jobs:
+            if kind == ERASURE_KIND:
+                with contextlib.suppress(NotFoundError):
+                    results.append(self._erasure_jobs.get(principal, job_id, erased_ids=False))
+                continue
+            job = self._jobs.get(principal.tenant, job_id)
+            if job is not None and principal.sees(job.user_id):  # None: erased with its user
+                results.append(job.receipt())
+        return JobPage(results=results, next_cursor=page.next_cursor)
 
     # -- the worker (services/job_runner.py runs the protocol; these are the kinds' step handlers) --
     def run(self, step: JobStep) -> None:

@@ -25,6 +25,7 @@ class Operation(StrEnum):
     BROWSE = "browse memories"
     SEARCH = "search memories"
     STATUS = "read the enrichment status"
+    RETRY_ENRICHMENT = "retry this tenant's failed enrichments"
     EDIT = "edit a memory's text, metadata or status"
     ARCHIVE = "archive (delete) a memory"
     UNARCHIVE = "reopen an archived memory"
@@ -52,6 +53,7 @@ REQUIRED: dict[Operation, Permission] = {
     Operation.BROWSE: Permission.READ,
     Operation.SEARCH: Permission.READ,
     Operation.STATUS: Permission.READ,
+    Operation.RETRY_ENRICHMENT: Permission.ADMIN,
     Operation.EDIT: Permission.WRITE,
     Operation.ARCHIVE: Permission.DELETE,
     Operation.UNARCHIVE: Permission.DELETE,

@@ -53,7 +53,9 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
     """The app over `services`: a container, or a function giving it (the Lambda entry points pass
     the cached composition root, so nothing is built or read at import)."""
     provide: Services = services if callable(services) else (lambda: services)
-    api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.")
+    # /docs is served from vendored assets (surfaces/web.py), never FastAPI's CDN page; no /redoc.
+    api = FastAPI(title="Mnemo", version=__version__, description="Long-term memory for AI agents.",
+                  docs_url=None, redoc_url=None)
     api.state.services = provide
 
     @api.exception_handler(MnemoError)
@@ -137,9 +139,11 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         api.include_router(oauth_router)
         document_errors(api)
         from mnemo.surfaces.oauth_routes import mount_oauth
+        from mnemo.surfaces.web import SecurityHeaders, mount_pages
 
         mount_oauth(api, provide)  # only when settings.oauth_enabled, checked per request
-        app = RestGate(api, provide)  # authenticate, then cap the body, before any route parses it
+        mount_pages(api)  # /console and /docs: static, same origin, under a strict policy
+        app = SecurityHeaders(RestGate(api, provide))  # authenticate, then cap the body, before any route parses it
     if mcp:
         from mnemo.surfaces.mcp_endpoint import McpDispatcher
 

@@ -11,6 +11,7 @@ from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.errors import ValidationFailed
 from mnemo.services.erasure import ErasureReceipt
+from mnemo.services.jobs import JOB_PAGE, JobPage
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.rest import Container, principal, services
 
@@ -42,3 +43,14 @@ def job(job_id: Annotated[str, Path(max_length=64)], caller: Caller, container: 
     an import / mem0_import / deduplicate job with its status, progress (done/total) and summary."""
     response.headers["cache-control"] = "no-store"
     return container.jobs.get(caller, job_id)
+
+
+@router.get("/jobs", response_model=JobPage)
+def jobs(caller: Caller, container: Services, response: Response,
+         limit: Annotated[int, Query(ge=1, le=100)] = JOB_PAGE,
+         cursor: Annotated[str | None, Query(max_length=128, description="next_cursor of the previous page.")] = None) -> JobPage:
+    """The caller's tenant's jobs, newest first: import, mem0 import and deduplication jobs to a key with
+    memory:read (a user-bound key: its user's), user erasures to an admin key. A page reads `limit` jobs
+    and may show fewer (those the key may not read are left out); go on while `next_cursor` is set."""
+    response.headers["cache-control"] = "no-store"
+    return container.jobs.listing(caller, limit=limit, cursor=cursor)

@@ -1,4 +1,5 @@
-"""Key admin over REST (admin keys, the caller's own tenant): create, list, revoke.
+"""Key admin over REST (admin keys, the caller's own tenant): create, list, revoke; and `whoami`, what
+any key learns about itself (the console shows only what the key may do; the server enforces anyway).
 
 The secret is in the create answer only; a listing shows each key's prefix, name, scopes, binding,
 expiry and last use, never a secret or a hash. Revocation reaches every warm function within the
@@ -10,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.models import NamespaceId, Principal
@@ -66,3 +67,19 @@ def list_keys(caller: Caller, container: Services) -> list[KeyView]:
 @router.delete("/keys/{prefix}", response_model=KeyView)
 def revoke_key(prefix: Annotated[str, Path(max_length=64)], caller: Caller, container: Services) -> KeyView:
     return KeyView.of(container.keys.withdraw(caller, prefix))
+
+
+class WhoAmI(BaseModel):
+    tenant: str
+    key_prefix: str = Field(description="The key's public prefix (never the secret).")
+    name: str
+    permissions: list[str] = Field(description="Scopes the key holds; admin implies every other.")
+    user_id: str | None = Field(description="The user the key is bound to; null: any user of the tenant.")
+
+
+@router.get("/whoami", response_model=WhoAmI)
+def whoami(caller: Caller, response: Response) -> WhoAmI:
+    """The calling key: tenant, prefix, name, permissions and bound user (any valid key)."""
+    response.headers["cache-control"] = "no-store"
+    return WhoAmI(tenant=caller.tenant, key_prefix=caller.key_prefix, name=caller.name,
+                  permissions=sorted(p.value for p in caller.permissions), user_id=caller.user_id)
