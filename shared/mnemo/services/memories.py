@@ -245,7 +245,7 @@ class MemoryService:
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         recent = self._unindexed(probe)
         candidates = query_input.merge(self._index().search(probe), query_input.unindexed_candidates(recent, probe.text))
-        scored = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
+        scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
         reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
         memories, visible = self._hydrate(principal, command, scope, scored, reach, recent)
         # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
