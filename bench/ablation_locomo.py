@@ -36,6 +36,7 @@ from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
 from mnemo.services.enrichment import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
     ENTITY_LINKS,
+    PREVIOUS_CONTEXT_WORDS,
     SEMANTIC_LINK_MIN_COSINE,
     SEMANTIC_LINKS,
     SEQUENCE_LINK_WEIGHT,
@@ -77,7 +78,7 @@ class Variant:
     links: tuple[str, ...] = ("sequence", "semantic", "entity")
     expand: bool = True
     embed_previous: bool = False  # embed "previous turn + this turn" instead of the turn alone
-    previous_words: int = 0  # context keeps only the last N words of the previous turn (0: all of it)
+    previous_words: int = PREVIOUS_CONTEXT_WORDS  # context keeps the last N words of the previous turn (0: all)
     previous_min_cosine: float = -1.0  # the previous turn is context only if its cosine to this turn reaches this
 
 
@@ -161,6 +162,7 @@ def main() -> int:
     W, D, R = scoring.Weights, scoring.DEFAULT_WEIGHTS, dataclasses.replace
     variants = [
         Variant("default (shipped)"),
+        Variant("before issue 28: context holds the whole predecessor", previous_words=0),
         Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False),
         Variant("dense only", W(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
         Variant("dense + length prior", W(0, 1, 0, 0), context="", links=(), expand=False),

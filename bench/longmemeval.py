@@ -158,10 +158,10 @@ def line(name: str, summary: dict[str, dict[str, float]]) -> str:
     a = summary["all"]
     extra = "".join(f"{summary.get(t, {}).get('turn_all@5', float('nan')):>9.3f}" for t in
                     ("multi-session", "temporal-reasoning", "knowledge-update"))
-    return f"{name:<44}" + "".join(f"{a[m]:>9.3f}" for m in METRICS) + extra
+    return f"{name:<54}" + "".join(f"{a[m]:>9.3f}" for m in METRICS) + extra
 
 
-HEADER = f"{'variant':<44}" + "".join(f"{m.replace('session_', 's_').replace('turn_', 't_'):>9}" for m in METRICS) + \
+HEADER = f"{'variant':<54}" + "".join(f"{m.replace('session_', 's_').replace('turn_', 't_'):>9}" for m in METRICS) + \
     f"{'multi@5':>9}{'temp@5':>9}{'kupd@5':>9}"  # the last three: turn_all@5 of those question types
 
 
@@ -212,6 +212,7 @@ def variants() -> list[Variant]:
     w, d = scoring.Weights, scoring.DEFAULT_WEIGHTS
     return [
         Variant("default (shipped)"),
+        Variant("before issue 28: context holds the whole predecessor", previous_words=0),
         Variant("dense only", w(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
         Variant("no graph expansion (mode=fast)", expand=False),
         Variant("no context field", context=""),
