@@ -36,6 +36,7 @@ from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
 from mnemo.services.enrichment import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
     ENTITY_LINKS,
+    PREVIOUS_CONTEXT_WORDS,
     SEMANTIC_LINK_MIN_COSINE,
     SEMANTIC_LINKS,
     SEQUENCE_LINK_WEIGHT,
@@ -52,9 +53,9 @@ class Embeddings:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.cache: dict[str, np.ndarray] = {}
-        if path.exists():
+        if path.exists():  # two arrays (keys, vectors): one zip member per text loads far slower
             data = np.load(path)
-            self.cache = {k: data[k] for k in data.files}
+            self.cache = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
         self.model = LocalMiniLmEmbedder(REPO / "models" / "minilm")
 
     def __call__(self, texts: list[str]) -> list[list[float]]:
@@ -63,8 +64,8 @@ class Embeddings:
         if missing:
             for (k, _), v in zip(missing, self.model.embed([t for _, t in missing]), strict=False):
                 self.cache[k] = np.asarray(v, dtype=np.float32)
-            self.path.parent.mkdir(parents=True, exist_ok=True)  # .cache/ does not exist in a fresh checkout
-            np.savez(self.path, **self.cache)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(self.path, keys=np.asarray(list(self.cache)), vectors=np.stack(list(self.cache.values())))
         return [self.cache[k].tolist() for k in keys]
 
 
@@ -77,6 +78,8 @@ class Variant:
     links: tuple[str, ...] = ("sequence", "semantic", "entity")
     expand: bool = True
     embed_previous: bool = False  # embed "previous turn + this turn" instead of the turn alone
+    previous_words: int = PREVIOUS_CONTEXT_WORDS  # context keeps the last N words of the previous turn (0: all)
+    previous_min_cosine: float = -1.0  # the previous turn is context only if its cosine to this turn reaches this
 
 
 def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):  # noqa: ANN001, ANN201
@@ -96,8 +99,10 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     for i, (turn, ex) in enumerate(zip(conv.turns, extractions, strict=False)):
         previous = i > 0 and conv.turns[i - 1].session == turn.session
         context_parts = []
-        if "previous" in variant.context and previous:
-            context_parts.append(contents[i - 1])
+        related = previous and float(matrix[i - 1] @ matrix[i]) >= variant.previous_min_cosine
+        if "previous" in variant.context and related:
+            words = contents[i - 1].split()
+            context_parts.append(" ".join(words[-variant.previous_words:] if variant.previous_words else words))
         if "next" in variant.context and i + 1 < len(conv.turns) and conv.turns[i + 1].session == turn.session:
             context_parts.append(contents[i + 1])
         if "date" in variant.context:
@@ -152,11 +157,12 @@ def main() -> int:
     parser.add_argument("--only", default="")
     args = parser.parse_args()
     conversations, _ = load(args.data)
-    embed = Embeddings(REPO / ".cache" / "locomo-minilm.npz")
+    embed = Embeddings(REPO / "bench" / "results" / "locomo-minilm.npz")
     extractor = HeuristicExtractor()
     W, D, R = scoring.Weights, scoring.DEFAULT_WEIGHTS, dataclasses.replace
     variants = [
         Variant("default (shipped)"),
+        Variant("before issue 28: context holds the whole predecessor", previous_words=0),
         Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False),
         Variant("dense only", W(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
         Variant("dense + length prior", W(0, 1, 0, 0), context="", links=(), expand=False),
@@ -177,6 +183,15 @@ def main() -> int:
         Variant("lexical .65 / semantic .25", R(D, lexical=0.65, semantic=0.25)),
         Variant("no importance / recency", R(D, lexical=0.55, semantic=0.45, importance=0, recency=0)),
         Variant("embed predecessor + turn", embed_previous=True),
+        Variant("context: predecessor's last 4 words + date", previous_words=4),
+        Variant("context: predecessor's last 8 words + date", previous_words=8),
+        Variant("context: predecessor's last 10 words + date", previous_words=10),
+        Variant("context: predecessor's last 15 words + date", previous_words=15),
+        Variant("context boost .5 (last 6 words)", fields=(("text", 1.0), ("entities", 0.25), ("context", 0.5))),
+        Variant("context boost .85 (last 6 words)", fields=(("text", 1.0), ("entities", 0.25), ("context", 0.85))),
+        Variant("context: predecessor's last 30 words + date", previous_words=30),
+        Variant("context: predecessor's last 60 words + date", previous_words=60),
+        Variant("context: predecessor only if cosine >= .5", previous_min_cosine=0.5),
     ]
     if args.only:
         variants = [v for v in variants if v.name in args.only.split(",")]

@@ -44,7 +44,7 @@ def main() -> int:
     from bench.locomo.data import load
 
     conversations, _ = load(sys.argv[1])
-    embed, extractor, variant = Embeddings(REPO / ".cache" / "locomo-minilm.npz"), HeuristicExtractor(), Variant("default")
+    embed, extractor, variant = Embeddings(REPO / "bench" / "results" / "locomo-minilm.npz"), HeuristicExtractor(), Variant("default")
     groups: dict[str, list[float]] = {"relevant": [], "irrelevant": [], "unrelated": [], "near-verbatim": []}
     raw: dict[str, list[float]] = {name: [] for name in groups}
     plain, floored = [], []  # per question: recall@5 of the top 10, and of the top 10 cut at the floor

@@ -19,7 +19,7 @@ checkout's code as shipped (`--baseline-code DIR`, e.g. `git archive <commit> | 
 measured exactly as `after`, also in a fresh process of the same run, on the same snapshot.
 
     PYTHONPATH=shared:. .venv/bin/python bench/search_latency.py ../shared/bench/locomo-dev.json [--reuse-snapshot]
-        [--modes baseline,after --baseline-code DIR]
+        [--modes baseline,after --baseline-code DIR] [--search-mode fast]
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def run_questions(send: Callable[[str], int], questions: list[str], b: Breakdown
             "aws_calls_per_search": {op: round(c / n, 2) for op, c in sorted(calls.items())}}
 
 
-def measure(mode: str, snapshot_path: Path, limit: int) -> dict[str, Any]:
+def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full") -> dict[str, Any]:
     import httpx
     import uvicorn
     from starlette.testclient import TestClient
@@ -220,7 +220,7 @@ def measure(mode: str, snapshot_path: Path, limit: int) -> dict[str, Any]:
         minilm_embedder._limit_blas_threads = lambda threads: None  # noqa: SLF001
     snapshot = json.loads(snapshot_path.read_text())
     questions = snapshot["questions"][:limit] if limit else snapshot["questions"]
-    body = {"user_id": snapshot["conversation"], "top_k": 10}
+    body = {"user_id": snapshot["conversation"], "top_k": 10, "mode": search_mode}
     headers = {"authorization": f"Bearer {KEY}"}
     results: dict[str, Any] = {"mode": mode}
     with local_stack() as stack:
@@ -286,6 +286,7 @@ def main() -> int:
     parser.add_argument("--mode", help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--snapshot", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # a child process
+    parser.add_argument("--search-mode", choices=["full", "fast"], default="full", help="the searches' `mode`")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "search_latency.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
@@ -294,7 +295,7 @@ def main() -> int:
         build_snapshot(args.data, args.conversation, args.snapshot)
         return 0
     if args.mode:
-        print(json.dumps(measure(args.mode, args.snapshot, args.questions)))
+        print(json.dumps(measure(args.mode, args.snapshot, args.questions, args.search_mode)))
         return 0
     snapshot = REPO / "bench" / "results" / f"search-snapshot-{args.conversation}.json"
     if not (args.reuse_snapshot and snapshot.exists()):
@@ -311,12 +312,12 @@ def main() -> int:
             parser.error("--modes baseline needs --baseline-code DIR")
         code = ["--code", str(args.baseline_code.resolve())] if mode == "baseline" else []
         out = subprocess.run([sys.executable, __file__, "--mode", mode, "--snapshot", str(snapshot),
-                              "--questions", str(args.questions), *code], check=True, capture_output=True, text=True,
+                              "--questions", str(args.questions), "--search-mode", args.search_mode, *code], check=True, capture_output=True, text=True,
                              env=os.environ).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, " \
               f"load avg {os.getloadavg()[0]:.1f}"
-    print(f"REST search, local stack, {meta['conversation']}: {meta['turns']} memories of one user, enriched "
+    print(f"REST search (mode={args.search_mode}), local stack, {meta['conversation']}: {meta['turns']} memories of one user, enriched "
           f"({meta['status']}); {len(meta['questions'])} questions ({machine})")
     print(f"  {'mode':<7}{'via':<11}{'p50 ms':>8}{'p95 ms':>8}  AWS calls/search")
     for result in results:

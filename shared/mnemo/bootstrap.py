@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         Mem0Source,
         MemoryStore,
         OAuthStore,
+        Reranker,
         SearchIndex,
     )
     from mnemo.services.connect_codes import ConnectCodes
@@ -182,7 +183,14 @@ class Container:
         return MemoryService(
             self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
             interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
+            reranker=(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
         )
+
+    @cached_property
+    def reranker(self) -> Reranker:
+        from mnemo.adapters.bedrock_rerank import BedrockReranker
+
+        return BedrockReranker.from_settings(self.settings)
 
     @cached_property
     def _erasure_fences(self) -> ErasureFences:

@@ -243,6 +243,14 @@ class Embedder(Protocol):
         """One unit-length vector per text, in order; batched by the adapter."""
 
 
+class Reranker(Protocol):
+    """A second, finer relevance judgement of a search's best hits (mode=full only; docs/scoring.md
+    "Reranking"). Production: Bedrock's rerank models; nothing local ships weights, so locally none."""
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """A relevance in [0, 1] per text, in input order."""
+
+
 class Extractor(Protocol):
     def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
         """Normalised text, category, entities, facts and importance of one memory's text."""

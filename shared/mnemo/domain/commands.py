@@ -77,6 +77,9 @@ class RetrieveCommand(BaseModel):
     statuses: list[Status] = Field(default_factory=lambda: [Status.OPEN])
     cursor_created_at: IsoTimestamp | None = None
     cursor_id: str | None = Field(default=None, max_length=64)
+    # The reference time of a search (default: the clock): recency and any relative date in the query
+    # ("last week", "two months ago") are read against it, e.g. an agent replaying a past conversation.
+    now: IsoTimestamp | None = None
 
     @field_validator("query")
     @classmethod
@@ -98,6 +101,8 @@ class RetrieveCommand(BaseModel):
                              "omit query to browse, or omit order to search")
         if self.is_browse and self.threshold is not None:
             raise ValueError("threshold: only filters a search by score; browsing has no scores (give a query)")
+        if self.is_browse and self.now is not None:
+            raise ValueError("now: only a search has a reference time (recency, relative dates); give a query")
         if not self.is_browse and self.cursor_created_at is not None:
             raise ValueError("cursor_created_at and cursor_id: only page a browse (no query); a search returns one page")
         if self.include_agent and self.author != "user":

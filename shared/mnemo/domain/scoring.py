@@ -239,12 +239,23 @@ class Recipe:
     name: str
     weights: Weights = DEFAULT_WEIGHTS
     expand_graph: bool = True
+    rerank: bool = True  # when a `Reranker` is configured, it orders the best `RERANK_DEPTH` hits
 
 
 RECIPES: dict[str, Recipe] = {
-    "full": Recipe("full"),  # hybrid + graph neighbours: the default everywhere
-    "fast": Recipe("fast", expand_graph=False),  # hybrid only (mode=fast)
+    "full": Recipe("full"),  # hybrid + graph neighbours (+ the reranker, where one is configured): the default
+    "fast": Recipe("fast", expand_graph=False, rerank=False),  # hybrid only (mode=fast)
 }
+# How many of the fused best hits a reranker reorders (one request, one text each).
+RERANK_DEPTH = 20
+
+
+def reranked(hits: Sequence[Ranked], relevance: Sequence[float]) -> list[Ranked]:
+    """`hits` ordered by the reranker's `relevance` (ties keep the fused order). The score stays the
+    calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
+    order = sorted(range(len(hits)), key=lambda i: (-relevance[i], i))
+    return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
+            for i in order]
 
 
 def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> Scored:

@@ -46,6 +46,7 @@ from mnemo.ports import (
     FactStore,
     GraphStore,
     MemoryStore,
+    Reranker,
     SearchIndex,
     SearchQuery,
 )
@@ -116,6 +117,7 @@ class MemoryService:
         graph: GraphStore | None = None,
         facts: FactStore | None = None,
         interpreter: Callable[[], EditInterpreter] | None = None,
+        reranker: Callable[[], Reranker] | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         meter: Meter | None = None,
@@ -131,6 +133,7 @@ class MemoryService:
         self._graph = graph
         self._facts = facts
         self._interpreter = interpreter  # a factory: only edit requests pay for building an LLM client
+        self._reranker = reranker  # a factory; None: no reranking stage (the local stack: no weights ship)
         self._clock = clock
         self._new_id = new_id
 
@@ -240,14 +243,17 @@ class MemoryService:
         assert command.query is not None
         self._meter.charge(principal, Operation.SEARCH)
         recipe = RECIPES[command.mode]
+        rerank = recipe.rerank and self._reranker is not None
         scope = self.scope(principal, command)
         probe = self._probe(scope, command, context)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         recent = self._unindexed(probe)
         candidates = query_input.merge(self._index().search(probe), query_input.unindexed_candidates(recent, probe.text))
-        scored = scoring.score(candidates, now=self._clock(), weights=recipe.weights)
+        scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
         reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
-        memories, visible = self._hydrate(principal, command, scope, scored, reach, recent)
+        # A reranker reorders the best RERANK_DEPTH visible hits: those are read, not only the first top_k.
+        wide = command.model_copy(update={"top_k": max(command.top_k, scoring.RERANK_DEPTH)}) if rerank else command
+        memories, visible = self._hydrate(principal, wide, scope, scored, reach, recent)
         # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
         if recipe.expand_graph:
             ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
@@ -258,7 +264,21 @@ class MemoryService:
             for r in ranked
             if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
-        return results[: command.top_k]
+        return (self._reranked(command.query, results[: wide.top_k]) if rerank else results)[: command.top_k]
+
+    def _reranked(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
+        """The reranker's order of `results` (only memories the caller sees reach it). It refines an
+        answer the fused ranking already gives: if it fails, that answer stands (logged)."""
+        if len(results) < 2:
+            return results
+        try:
+            relevance = self._reranker().rerank(query, [r.memory.raw for r in results])  # type: ignore[misc]
+        except DependencyError as exc:
+            logger.warning("rerank failed; the fused order stands", extra={"reason": str(exc)})
+            return results
+        by_id = {r.memory.id: r.memory for r in results}
+        order = scoring.reranked([scoring.Ranked(r.memory.id, r.score, r.components) for r in results], relevance)
+        return [ScoredMemory(memory=by_id[o.memory_id], score=o.score, components=o.components) for o in order]
 
     def _hydrate(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, scored: scoring.Scored,
                  reach: dict[str, float], read: list[Memory]) -> tuple[dict[str, Memory], set[str]]:

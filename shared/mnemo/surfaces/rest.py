@@ -115,6 +115,9 @@ class SearchMemories(BaseModel):
     mode: Literal["fast", "full"] = "full"
     author: Literal["user", "agent", "all"] = "all"
     explain: bool = Field(default=False, description="Return each component of the score.")
+    now: IsoTimestamp | None = Field(default=None, description=(
+        "The search's reference time (default: the current time): recency and relative dates in the query "
+        "(`last week`, `two months ago`) are read against it."))
 
 
 class MemoryList(BaseModel):
@@ -260,6 +263,7 @@ def search_memories(body: SearchMemories, caller: Caller, service: Memories) -> 
     command = RetrieveCommand(
         query=body.query, order="relevance", user_id=user_filter(caller, body.user_id), agent_id=body.agent_id,
         group_id=body.group_id, top_k=body.top_k, threshold=body.threshold, mode=body.mode, author=body.author,
+        now=body.now,
     )
     hits = service.search(caller, command)
     return SearchResults(
