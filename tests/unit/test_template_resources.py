@@ -178,6 +178,25 @@ def test_the_routed_functions_resume_from_snapstart_snapshots_of_the_live_alias(
             assert "SnapStart" not in properties, logical_id
 
 
+def test_only_a_stack_with_the_reranker_may_call_bedrock_rerank(template: dict[str, Any]) -> None:
+    # The parameter reaches the settings, and the rerank grants exist only under its condition.
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["MNEMO_RERANKER"] == {"Ref": "Reranker"}
+    assert env["MNEMO_RERANK_MODEL_ID"] == {"Ref": "RerankModelId"}
+    assert template["Conditions"]["UsesReranker"] == {"Fn::Equals": [{"Ref": "Reranker"}, "bedrock"]}
+    assert template["Parameters"]["Reranker"]["Default"] == "off"
+    for name in ("McpFunction", "ApiFunction"):
+        policies = template["Resources"][name]["Properties"]["Policies"]
+        statements = [s for policy in policies for s in policy.get("Statement", [])]
+        rerank = [s["Fn::If"] for s in statements if "Fn::If" in s and s["Fn::If"][0] == "UsesReranker"]
+        assert {r[1]["Action"] for r in rerank} == {"bedrock:Rerank", "bedrock:InvokeModel"}, name
+        assert all(r[2] == {"Ref": "AWS::NoValue"} for r in rerank)
+        # The embedding grant is unconditional (positive control: the statements were read)
+        assert any(s.get("Sid") == "EmbedQueries" for s in statements), name
+    worker = json.dumps(template["Resources"]["WorkerFunction"]["Properties"]["Policies"])
+    assert "bedrock:Rerank" not in worker and "UsesReranker" not in worker
+
+
 def test_opensearch_serverless_policies_are_json(template: dict[str, Any]) -> None:
     # CloudFormation only checks these documents at deploy time; a stray comma fails the stack.
     policies = {
