@@ -220,6 +220,7 @@ def function_env(logical_id: str, aws: dict[str, str], tmp: Path) -> dict[str, s
     refs = {
         "MemoriesTable": aws["MemoriesTable"],
         "KeysTable": aws["KeysTable"],
+        "OAuthTable": aws["OAuthTable"],
         "EnrichmentQueue": aws["EnrichmentQueue"],
         "EnrichmentDLQ": aws["EnrichmentDLQ"],
         "HttpApi": API_ID,
