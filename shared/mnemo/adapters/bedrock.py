@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self, get_args
 
 from botocore.config import Config
@@ -344,7 +345,7 @@ class ConverseAdapter:
 class BedrockExtractor(ConverseAdapter):
     """LLM extraction through the Converse API, forced onto one tool whose schema is the `Extraction` model."""
 
-    def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
+    def extract(self, text: str, *, speaker: str | None = None, captured_at: datetime | None = None) -> Extraction:
         normalized = normalize_text(text or "")
         if not normalized:
             return Extraction(normalized_text="", category="note", importance=0.0)  # as the heuristic twin

@@ -321,7 +321,7 @@ class EnrichmentService:
         """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
         verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
         if memory.extract:
-            return self._extractor.extract(memory.raw)
+            return self._extractor.extract(memory.raw, captured_at=memory.captured_at)
         return Extraction(normalized_text=memory.normalized_text)
 
     def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> set[Group]:
@@ -356,8 +356,8 @@ class EnrichmentService:
         normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
             derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
-                         valid_at=memory.captured_at, at=now, sentence=fact_text(f))
-            for f in extraction.facts
+                         valid_at=f.valid_at or memory.captured_at, at=now, sentence=fact_text(f))
+            for f in extraction.facts if f.polarity == "positive"  # a negation is no edge of the graph yet
         ]
         if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
             annotator = self._upkeep.annotator  # asked for by add_episode(extract_intent=true)
