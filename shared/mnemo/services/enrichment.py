@@ -79,8 +79,8 @@ def mentions(extraction: Extraction) -> dict[str, EntityMention]:
 
 
 def fact_text(fact: ExtractedFact) -> str:
-    """A derived fact's sentence: the memory's own words for the triple."""
-    return f"{fact.subject} {fact.predicate} {fact.object}"
+    """A derived fact's sentence: the memory's own words for the triple ("not" before a negation's predicate)."""
+    return f"{fact.subject} {'not ' if fact.polarity == 'negative' else ''}{fact.predicate} {fact.object}"
 
 
 def date_words(moment: datetime) -> str:
@@ -356,8 +356,8 @@ class EnrichmentService:
         normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
             derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
-                         valid_at=f.valid_at or memory.captured_at, at=now, sentence=fact_text(f))
-            for f in extraction.facts if f.polarity == "positive"  # a negation is no edge of the graph yet
+                         valid_at=f.valid_at or memory.captured_at, at=now, sentence=fact_text(f), polarity=f.polarity)
+            for f in extraction.facts
         ]
         if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
             annotator = self._upkeep.annotator  # asked for by add_episode(extract_intent=true)
