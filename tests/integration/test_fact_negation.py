@@ -52,6 +52,10 @@ def test_a_negation_retires_the_positive_fact_whatever_the_cardinality(container
         assert (retired.status, retired.invalidated_by, retired.invalid_at) == (FactStatus.INVALIDATED, negation.uuid, JUNE)
         assert [a.action for a in container.facts.history(principal, positive.uuid)][-1] == "invalidated"  # audit kept
     assert container.facts.get(principal, likes_blues.uuid).status == FactStatus.ACTIVE  # another object: untouched
+    container.memories.archive(principal, no_jazz.id)  # the negation is no longer said: jazz comes back
+    drain()
+    assert container.facts.get(principal, likes_jazz.uuid).status == FactStatus.ACTIVE
+    assert container.facts.get(principal, at_acme.uuid).status == FactStatus.INVALIDATED  # the other negation holds
 
 
 def test_a_negation_with_nothing_to_retire_is_stored_negative(container, principal, drain) -> None:  # noqa: ANN001
