@@ -4,7 +4,7 @@ tests/unit/test_extraction_set.py) and on the rest, separately; how many dated f
 
     PYTHONPATH=shared:. .venv/bin/python bench/extraction.py [--extractor local|bedrock] [--show] [--json OUT]
 
-`--extractor bedrock` calls the Bedrock model of the settings (MNEMO_EXTRACTION_MODEL_ID, AWS credentials and
+`--extractor bedrock` calls the Bedrock model of the settings (MNEMO_LLM_MODEL_ID, AWS credentials and
 region of the environment): it measures a deployment's model and costs one Converse call per turn; nothing
 here can measure it offline.
 
@@ -141,7 +141,11 @@ def main() -> int:
     args = parser.parse_args()
     from tests.unit.test_extraction_set import is_held_out, load_set
 
-    extractor = build(args.extractor)
+    try:
+        extractor = build(args.extractor)
+    except Exception as exc:  # noqa: BLE001  # botocore's NoRegionError, NoCredentialsError...: say what is missing
+        print(f"cannot build the {args.extractor} extractor: {exc} (it measures a deployment's model)", file=sys.stderr)
+        return 2
     items = load_set()
     facts = [predicted(extractor, item) for item in items]
     results = [score(item, f) for item, f in zip(items, facts, strict=True)]
