@@ -62,7 +62,8 @@ def run_case(turns: list[tuple[str, str, datetime]], questions: list[tuple[str, 
     with stack() as (http, headers):
         episode_turn: dict[str, str] = {}
         for turn_id, text, said in turns:
-            body = {"content": text[:8000], "group_id": group, "captured_at": said.isoformat()}
+            content = text.encode()[:8000].decode(errors="ignore")  # the 8 KB limit of a memory
+            body = {"content": content, "group_id": group, "captured_at": said.isoformat()}
             response = http.post("/v1/episodes", json=body, headers=headers)
             response.raise_for_status()
             episode_turn[response.json()["episode"]["uuid"]] = turn_id
