@@ -218,13 +218,14 @@ _RULES: tuple[tuple[str, _Match], ...] = (
     (_S + r"(?:really )?(?:prefer|prefers|preferred) (?P<o>.+)$", _phrase("prefers", r"\s+(?:to|over|than|on)\s+.*$")),
     (r"^(?P<s>i)['’]d rather (?:take |have |go by |eat |drink |use |get )?(?P<o>.+?) than\b", _phrase("prefers", "")),
     (r"^(?P<o>[\w -]+?) over [\w -]+ for (?P<s>me)\b", lambda m: [("I", "prefers", _plain(m["o"]))]),
-    (_S + r"(?:have|has|own|owns) (?!to\b|been\b|got\b|gotten\b|\w+ed\b)(?P<o>.+)$", _phrase("has", "")),
+    (_S + r"(?:have|has|own|owns) (?!to\b|been\b|got\b|gotten\b|\w+ed\b|(?:done|had|read|seen|gone|made|taken|given|known|heard|met|told"
+     r"|found|thought|bought|eaten|written|tried)\b)(?P<o>.+)$", _phrase("has", "")),
     (_S + r"(?:am|is|are) (?P<o>(?:a|an) [\w -]+ (?:at|for|of|based in) .+|(?:a|an|the) [\w -]+|\d.*|(?-i:[A-Z][a-z]+))$",
      _identity),
-    (_S + r"(?:am|is|are) (?!\w+ing\b)(?P<o>(?-i:[a-z])[\w -]{2,30})$", _attribute),
+    (_S + r"(?:am|is|are) (?!\w+ing\b|gonna\b)(?P<o>(?-i:[a-z])[\w -]{2,30})$", _attribute),
     (_S + r"(?P<v>eat|drink|smoke|play|drive|use|cook|read|watch)s? (?P<o>.+)$",
      lambda m: [(m["s"], m["v"].casefold() + "s", _plain(m["o"]))]),
-    (_S + r"(?P<p>is|are|was|were) (?!not\b|going\b)(?P<o>.+)$", lambda m: [(m["s"], m["p"].casefold(), m["o"])]),
+    (_S + r"(?P<p>is|are|was|were) (?!not\b|going\b|gonna\b|about to\b)(?P<o>.+)$", lambda m: [(m["s"], m["p"].casefold(), m["o"])]),
 )
 _PATTERNS = tuple((_rx(src), make) for src, make in _RULES)
 
