@@ -2,7 +2,8 @@
 a day, a `valid_at` (mnemo.domain.dates, against the moment the text was said).
 
 Deterministic surface rules, in this order per sentence (docs/extraction.md "Facts"):
-1. a turn with a sarcasm cue yields nothing; a question or a hypothetical sentence yields nothing;
+1. a turn with a sarcasm cue yields nothing; a question yields nothing, and so does a hypothetical clause (and a
+   sentence with a hypothetical marker decides nothing);
 2. a decision ("we decided to X", "I chose X", "Decision: X", "went with X") is one fact (S, decided, X),
    negative for "decided not to X" / "decided against X";
 3. otherwise the sentence is cut into clauses (commas, "but", "and" before a verb: "Zed lives in Quito and
@@ -350,16 +351,20 @@ def facts(text: str, speaker: str, said: datetime | None) -> list[Fact]:
         if not sentence or sentence.endswith("?") or len(sentence) > _MAX_SENTENCE:
             continue
         body = _FILLER.sub("", sentence.rstrip(".!…"))
-        if _HYPOTHETICAL.search(body) or _QUESTION_OPENER.match(body):
+        if _QUESTION_OPENER.match(body):
             continue
         future = not _PAST.search(sentence)
         day = dates.resolve(sentence, said, future=future) if said else None
         turn_day = day or turn_day
-        if _decision(turn, body, day):
+        hypothetical = bool(_HYPOTHETICAL.search(body))
+        if not hypothetical and _decision(turn, body, day):  # "maybe we'll go with X" decides nothing
             continue
         carried = ""
         for clause in _CLAUSE_SPLIT.split(body):
             clause = _FILLER.sub("", clause.strip(" \"'“”.!…"))
+            if hypothetical and _HYPOTHETICAL.search(clause):
+                carried = ""  # "if ...", "I might ...": this clause asserts nothing; "I have 37 coins, if ..." still does
+                continue
             if clause and len(clause) <= _MAX_CLAUSE:
                 own = dates.resolve(clause, said, future=future) if said else None
                 carried = _clause_facts(turn, clause, carried, own or day or turn_day)
