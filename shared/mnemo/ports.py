@@ -252,8 +252,9 @@ class Reranker(Protocol):
 
 
 class Extractor(Protocol):
-    def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
-        """Normalised text, category, entities, facts and importance of one memory's text."""
+    def extract(self, text: str, *, speaker: str | None = None, captured_at: datetime | None = None) -> Extraction:
+        """Normalised text, category, entities, facts and importance of one memory's text; `captured_at`
+        (when it was said) anchors relative dates ("yesterday", "next Tuesday") in the facts' `valid_at`."""
 
 
 class EditInterpreter(Protocol):

@@ -63,6 +63,28 @@ def test_facts_round_trip_with_the_official_client(server: LocalServer) -> None:
     assert uuids[0] == old["edge"]["uuid"] and new["edge"]["uuid"] not in uuids  # Acme is back, first
 
 
+def test_what_did_i_decide_finds_the_decision(server: LocalServer) -> None:
+    """Seed 001: "User asks 'what did I decide about…' → search"; the decision said in an episode is found
+    (issue 29: the local extractor makes the decision a fact), above another decision of the same group."""
+    async def calls(client: Client) -> Any:
+        said = [structured(await client.call_tool("add_episode", {"content": text, "group_id": "decide"}))
+                for text in ("I decided that the team will use Postgres for the billing service.",
+                             "We decided to name the dog Biscuit.")]
+        deadline, edges = time.monotonic() + 60, []
+        while time.monotonic() < deadline:
+            edges = structured(await client.call_tool("search", {"query": "what did I decide about the billing database?",
+                                                                 "group_id": "decide"}))["edges"]
+            if len({e["episodes"][0] for e in edges if e["predicate"] == "decided"}) == 2:
+                break
+            await asyncio.sleep(0.5)
+        return said, edges
+
+    (billing, dog), edges = run(server, calls, path=PATH)
+    decisions = [(e["source"]["name"], e["target"]["name"], e["episodes"]) for e in edges if e["predicate"] == "decided"]
+    assert decisions[0] == ("user", "the team will use Postgres for the billing service", [billing["episode"]["uuid"]])
+    assert decisions[1:] == [("user", "name the dog Biscuit", [dog["episode"]["uuid"]])]  # found too, ranked below
+
+
 def test_a_bad_key_is_401_before_any_tool_runs(server: LocalServer) -> None:
     response = httpx.post(server.base + PATH, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                           headers={"Authorization": "Bearer mn_wrong_0000000000000000000000"})

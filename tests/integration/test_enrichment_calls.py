@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mnemo.adapters.aws import client
+from mnemo.adapters.heuristic_extractor import HeuristicExtractor
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.models import EnrichmentState
 from mnemo.local.poller import QueuePoller
@@ -89,7 +90,10 @@ def test_facts_add_a_bounded_number_of_calls(counted) -> None:
     # plus the user's capture order (two Queries for the batch)
     assert per_op["Query"] <= 2 * BATCH + 12 + 2, per_op
     assert per_op["BatchGetItem"] <= 3 + 2 + BATCH, per_op  # + names and nodes, + one per memory's facts
-    assert sum(per_op.values()) / BATCH <= 7.1, per_op
+    # 59 calls for the batch, plus a BatchGetItem and a transaction per memory that states a fact (8 of
+    # the 10 since issue 29 reads "adopted a dog named Luna"; 6 before: 7.1 calls a memory then, 7.5 now)
+    stating = sum(bool(HeuristicExtractor().extract(t).facts) for t in texts)
+    assert stating == 8 and sum(per_op.values()) <= 59 + 2 * stating, per_op
 
 
 def test_facts_are_written_once_when_the_batch_is_redelivered(counted) -> None:

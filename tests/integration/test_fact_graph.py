@@ -309,7 +309,7 @@ def test_the_aliases_an_extractor_reports_resolve_to_one_node(services, monkeypa
         facts=[Triple(subject="Alice", predicate="works at", object="Acme"),
                Triple(subject="alice johnson", predicate="founded", object="Acme")],
     )
-    monkeypatch.setattr(container.enrichment._extractor, "extract", lambda text, speaker=None: extraction)
+    monkeypatch.setattr(container.enrichment._extractor, "extract", lambda text, **_: extraction)
     memory = capture(container, principal, extraction.normalized_text)
     drain()
     facts = container.fact_store.for_memory("local", memory)

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import boto3
@@ -335,3 +336,38 @@ def test_with_retries_lets_bugs_through_untouched() -> None:
 def test_backoff_is_full_jitter_capped_at_four_seconds() -> None:
     assert [backoff_delay(r, rand=lambda: 1.0) for r in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
     assert backoff_delay(3, rand=lambda: 0.0) == 0.0
+
+
+def test_extractor_parses_each_kind_into_canonical_facts_with_polarity_and_day(client: Any, stubber: Stubber) -> None:
+    # Given the model's facts of every kind of issue 29, in its own wordings
+    said = datetime.fromisoformat("2024-03-14T18:30:00+01:00")  # a Thursday
+    facts = [
+        {"subject": "user", "predicate": "is named", "object": "Zed"},  # identity
+        {"subject": "Zed", "predicate": "moved to", "object": "Quito"},  # relation, a synonym
+        {"subject": "user", "predicate": "loves", "object": "jazz"},  # preference, a synonym
+        {"subject": "user", "predicate": "decided", "object": "use Postgres for billing"},  # decision
+        {"subject": "user", "predicate": "travels to", "object": "Lisbon", "valid_at": "2024-03-15"},  # plan
+        {"subject": "user", "predicate": "works_at", "object": "Acme", "polarity": "Negative"},  # negation
+        {"subject": "user", "predicate": "visited", "object": "Kyoto", "valid_at": "2024-03-07T00:00:00Z"},  # dated
+        {"subject": "user", "predicate": "met", "object": "Sara", "valid_at": 1710000000},  # a number is no day
+    ]
+    stubber.add_response("converse", _tool_response({"category": "event", "entities": [], "facts": facts, "importance": 0.5}))
+    calls = _calls(client, "Converse")
+    # When extracting with the moment it was said
+    extraction = BedrockExtractor(client, MODEL).extract("a chat turn", captured_at=said)
+    # Then each is the canonical predicate, its polarity, and its day in the offset said in
+    assert [(f.subject, f.predicate, f.object, f.polarity) for f in extraction.facts] == [
+        ("user", "is named", "Zed", "positive"), ("Zed", "lives in", "Quito", "positive"),
+        ("user", "likes", "jazz", "positive"), ("user", "decided", "use Postgres for billing", "positive"),
+        ("user", "travels to", "Lisbon", "positive"), ("user", "works at", "Acme", "negative"),
+        ("user", "visited", "Kyoto", "positive"), ("user", "knows", "Sara", "positive")]
+    assert [f.valid_at for f in extraction.facts] == [None] * 4 + [
+        datetime.fromisoformat("2024-03-15T00:00:00+01:00"), None, datetime.fromisoformat("2024-03-07T00:00:00+00:00"), None]
+    # And the prompt names the kinds, the canonical predicates and the moment said, with its weekday
+    (request,) = calls
+    system, user = request["system"][0]["text"], request["messages"][0]["content"][0]["text"]
+    assert all(word in system for word in ("decided", "polarity", "valid_at", "moved to -> lives in", "sarcasm"))
+    assert "<said_at>2024-03-14T18:30:00+01:00 (Thursday)</said_at>" in user
+    schema = request["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
+    fact_schema = schema["properties"]["facts"]["items"]["properties"]
+    assert fact_schema["polarity"]["enum"] == ["positive", "negative"] and "valid_at" in fact_schema

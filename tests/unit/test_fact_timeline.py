@@ -83,3 +83,16 @@ def test_every_heuristic_label_is_a_documented_one_and_validates() -> None:
     assert {label for label, _ in heuristic_intents._CUES} == set(INTENT_LABELS)  # noqa: SLF001
     meta = HeuristicIntentAnnotator().annotate("Dana prefers mornings", "prefers")
     assert meta is not None and IntentAnnotation.model_validate(meta).annotator == "heuristic"
+
+
+def test_a_negation_retires_its_positive_fact_whatever_the_cardinality_and_a_reassertion_the_negation() -> None:
+    jazz, blues = fact("j", "jazz", 1), fact("bl", "blues", 2)
+    no_jazz = fact("nj", "jazz", 3, polarity="negative")
+    wanted = timeline([jazz, blues, no_jazz], single_valued=False)  # "likes": multi-valued
+    assert wanted["j"] == (FactStatus.INVALIDATED, at(3), "nj") and wanted["nj"] == ACTIVE
+    assert wanted["bl"] == ACTIVE  # the control: another object is untouched by the negation
+    wanted = timeline([jazz, blues, no_jazz], single_valued=True)  # single-valued: the newer value came first
+    assert wanted["j"] == (FactStatus.INVALIDATED, at(2), "bl") and wanted["bl"] == ACTIVE and wanted["nj"] == ACTIVE
+    again = fact("j2", "jazz", 6)
+    wanted = timeline([jazz, no_jazz, again], single_valued=False)
+    assert wanted["nj"] == (FactStatus.INVALIDATED, at(6), "j2") and wanted["j2"] == ACTIVE

@@ -7,22 +7,24 @@ network calls, and always returns the same output for the same input. The rules 
 Limits: it handles English only and relies on capitalisation. Lowercase names, all-caps text and a
 one-word name that opens a sentence with no verb, "from" or "and <Name>" after it are missed. It has no gazetteer, so person, place and
 organisation are guessed from local cues (a preposition, a suffix, a following verb): "I love Paris"
-yields a *person*. It resolves no coreference ("she" and "it" are never subjects) and ignores sarcasm.
-Facts are single-clause surface patterns. Use MNEMO_EXTRACTOR=bedrock for quality.
+yields a *person*. Coreference and sarcasm: only the few rules of heuristic_facts.
+Facts come from mnemo.adapters.heuristic_facts (surface patterns per clause). Use MNEMO_EXTRACTOR=bedrock for quality.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import NamedTuple
 
-from mnemo.domain.extraction import Entity, Extraction, Fact
+from mnemo.adapters.heuristic_facts import MAX_FACTS, facts
+from mnemo.domain.extraction import Entity, Extraction
 from mnemo.domain.models import normalize_text
 
+__all__ = ["MAX_ENTITIES", "MAX_FACTS", "HeuristicExtractor"]
+
 MAX_ENTITIES = 20
-MAX_FACTS = 10
 _SCAN_LIMIT = 16_384  # characters scanned for entities and facts; normalized_text itself is never cut
-_MAX_CLAUSE = 200  # longer clauses are run-ons, so no facts are taken from them
 
 
 def _words(s: str) -> frozenset[str]:
@@ -96,11 +98,6 @@ _TECH = _words("python javascript typescript kubernetes docker postgres postgres
                "android macbook github gitlab terraform lambda bedrock pytorch tensorflow numpy pandas chatgpt claude "
                "gemini slack notion figma jira confluence excel windows react django flask fastapi rust golang java "
                "swift kotlin opensearch")
-# A subject holding any of these is a pronoun, a question or a reported thought, not a thing a fact is about.
-_NOT_SUBJECT = _words("it this that these those there here he she they we you what who which where when why how one "
-                      "everyone someone something anything nothing everything think thought said says believe guess "
-                      "know knew feel felt hope wish mean heard told went will would could should can did do does "
-                      "don't didn't not just really")
 
 
 class _Rule(NamedTuple):
@@ -142,39 +139,6 @@ _RULES = tuple(_Rule(c, _rx(src), needs, why) for c, needs, why, src in (
      + _DATE_SRC),
     ("fact", True, "a declarative (not a question) about named things", r"^(?!.*\?\s*$)"),
 ))  # no rule matched: "note"
-
-_SENT_SPLIT = re.compile(r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<=[.!?…])\s+")
-_CLAUSE_SPLIT = _rx(r"\s*(?:,(?! \d{4})|;|:(?![\d/])|[()\[\]—–]|\s-\s|\b(?:but|because|although|though|whereas"
-                    r"|which|who|while|when|if|so that)\b|\band (?=(?:i|it|we|he|she|they|you|then|that|this)\b))\s*")
-# Openers that carry no fact, including a request to remember ("please remember that", "don't forget
-# that"): without it "Remember that Quinn works at Umbrella" would make "that Quinn" the subject.
-_FILLER = _rx(r"^(?:(?:and|also|then|now|actually|btw|oh|well|so|note|fyi"
-              r"|(?:please )?(?:remember|don['’]t forget|do not forget)(?: that)?)\b[\s,]*)+")
-_NEG = r"(?P<neg>(?:do|does|did)(?:n't| not) |never )?"
-# (clause pattern, predicate). Group s = subject (absent: the speaker), o = object, p = predicate word.
-_FACT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (_rx(r"^my (?P<p>[\w' -]{1,40}?) (?:is|was|are|were) (?:named |called )?(?P<o>.+)$"), "{p}"),
-    (_rx(rf"^(?P<o>.+?) (?:is|was) my (?P<p>{_REL})$"), "{p}"),
-    (_rx(r"^(?P<s>.+?)['’]s (?P<p>[\w -]{1,40}?) (?:is|was|are|were) (?:named |called )?(?P<o>.+)$"), "{p}"),
-    (_rx(r"^(?P<s>.+?) (?:works|work|worked|is working|was working) (?P<p>at|for|as) (?P<o>.+)$"), "works {p}"),
-    (_rx(r"^(?P<s>.+?) (?:lives|live|lived|is living) in (?P<o>.+)$"), "lives in"),
-    (_rx(r"^(?P<s>.+?) (?:moved|moves|is moving|relocated) to (?P<o>.+)$"), "moved to"),
-    (_rx(r"^(?P<s>.+?) (?:is|was|got) married to (?P<o>.+)$"), "is married to"),
-    (_rx(r"^(?P<s>.+?) (?:joined|joins|has joined) (?P<o>.+)$"), "joined"),
-    (_rx(r"^(?P<s>.+?) (?:started|starts|has started) (?:working |a job )?at (?P<o>.+)$"), "started at"),
-    (_rx(r"^(?P<s>.+?) (?:was|were) born in (?P<o>.+)$"), "was born in"),
-    (_rx(r"^(?P<s>.+?) (?P<p>knows|know|met|meets|visited|visits) (?P<o>.+)$"), "{p}"),
-    (_rx(rf"^(?P<s>.+?) {_NEG}(?:really |also )?(?P<p>(?:like|love|prefer|hate|enjoy|dislike)s?) (?P<o>.+)$"), "{p}"),
-    (_rx(r"^(?P<s>.+?) (?:has|have|had) (?!to\b|been\b|got\b|gotten\b|never\b|not\b)(?P<o>.+)$"), "has"),
-    (_rx(r"^(?P<s>.+?) (?P<p>is|are|was|were) (?!not\b|going\b)(?P<o>.+)$"), "{p}"),
-)
-
-_HEADED = frozenset({"works {p}", "lives in", "moved to", "was born in"})  # the object is cut to the name it opens with
-# The object must be a name ("Alice met Bob", not "Alice met with the team"); the subject loses a "from ..." tail.
-_NAMED = frozenset({"is married to", "joined", "started at", "{p}"})
-_SUBJECT_TAIL_RE = re.compile(r" from [A-Z].*$")
-_PAIR_RE = re.compile(r"^[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)? and [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)?$")
-_RELATIONAL_P = _words("knows know met meets visited visits")
 
 # importance = 0.3 + category weight + 0.1 dated/deadline + 0.15 emphasis + 0.05 has facts + min(0.1, words/300)
 _CATEGORY_WEIGHT = {"task": 0.2, "decision": 0.2, "preference": 0.15, "person": 0.1, "event": 0.1,
@@ -308,61 +272,11 @@ def _entities(text: str) -> list[Entity]:
     return out
 
 
-def _subject(raw: str, speaker: str) -> str | None:
-    words = raw.strip(" \"'“”").split()
-    low = [_key(w) for w in words]
-    if not words or len(words) > 5:
-        return None
-    if low == ["i"]:
-        return speaker
-    if "i" in low or any(w in _NOT_SUBJECT for w in low):
-        return None
-    if low[0] == "my" and len(words) > 1:
-        return f"{speaker}'s {' '.join(words[1:])}"
-    return " ".join(words[1:] if low[0] in ("the", "a", "an") and len(words) > 1 else words)
-
-
-def _facts(text: str, speaker: str) -> list[Fact]:
-    out: list[Fact] = []
-    seen: set[tuple[str, str, str]] = set()
-    for sentence in _SENT_SPLIT.split(text):
-        for clause in _CLAUSE_SPLIT.split(sentence):
-            clause = _FILLER.sub("", clause.strip(" \"'“”.!?…"))
-            if not clause or len(clause) > _MAX_CLAUSE:
-                continue
-            for pattern, predicate in _FACT_PATTERNS:
-                m = pattern.match(clause)
-                if not m:
-                    continue
-                groups = m.groupdict()
-                pred = (groups.get("p") or "").casefold()
-                named = predicate in _NAMED and (predicate != "{p}" or pred in _RELATIONAL_P)
-                raw_subject = _SUBJECT_TAIL_RE.sub("", groups["s"]) if named and groups.get("s") else groups.get("s")
-                subject = _subject(raw_subject, speaker) if raw_subject is not None else speaker
-                obj = " ".join(m.group("o").strip(" \"'“”").split()[:8])[:300]
-                head = _NAME_HEAD_RE.match(obj) if predicate in _HEADED or named else None
-                if named and (head is None or _key(head.group()) in _STOP):
-                    continue  # "met with the team": not a relation between named things
-                obj = head.group() if head else obj  # "Acme Corp as a data engineer" -> "Acme Corp"
-                if pred.rstrip("s") in ("like", "love", "prefer", "hate", "enjoy", "dislike"):
-                    pred = f"does not {pred.rstrip('s')}" if groups.get("neg") else pred.rstrip("s") + "s"
-                pred = predicate.format(p=pred)[:100]
-                if not subject or not obj or _key(obj) in _NOT_SUBJECT:
-                    continue  # this reading failed; a later pattern may still fit
-                # "Priya and Tom visited Kyoto": one fact per named subject
-                for one in subject.split(" and ") if named and _PAIR_RE.match(subject) else [subject]:
-                    key = (one.casefold(), pred, obj.casefold())
-                    if key not in seen and len(out) < MAX_FACTS:
-                        seen.add(key)
-                        out.append(Fact(subject=one[:200], predicate=pred, object=obj))
-                break  # first pattern that yields a fact wins
-    return out
-
-
 class HeuristicExtractor:
     """Deterministic, no-LLM extractor; see the module docstring for what it can and cannot do."""
 
-    def extract(self, text: str, *, speaker: str | None = None) -> Extraction:
+    def extract(self, text: str, *, speaker: str | None = None, captured_at: datetime | None = None) -> Extraction:
+        """`captured_at` (in the offset it was said in) anchors relative dates; None: facts carry no day."""
         normalized = normalize_text(text or "")
         if not normalized:
             return Extraction(normalized_text="", category="note", importance=0.0)
@@ -372,12 +286,12 @@ class HeuristicExtractor:
         body = scan[chat.end():] if chat_name and chat else scan
         who = (speaker or "").strip().encode("utf-8", "replace").decode() or chat_name or "user"
         entities = _entities(scan)
-        facts = _facts(body, who)
+        found = facts(body, who, captured_at)
         category = next((r.category for r in _RULES
-                         if r.pattern.search(body) and (not r.needs_entities or entities or facts)), "note")
+                         if r.pattern.search(body) and (not r.needs_entities or entities or found)), "note")
         dated = any(e.kind == "date" for e in entities) or bool(_DEADLINE_RE.search(body))
         importance = (0.3 + _CATEGORY_WEIGHT[category] + (0.1 if dated else 0.0)
-                      + (0.15 if _EMPHASIS_RE.search(body) else 0.0) + (0.05 if facts else 0.0)
+                      + (0.15 if _EMPHASIS_RE.search(body) else 0.0) + (0.05 if found else 0.0)
                       + min(0.1, len(body.split()) / 300))
         return Extraction(normalized_text=normalized, category=category,
-                          entities=entities, facts=facts, importance=round(min(1.0, max(0.0, importance)), 3))
+                          entities=entities, facts=found, importance=round(min(1.0, max(0.0, importance)), 3))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -9,6 +10,7 @@ from pydantic import BaseModel, Field
 CATEGORIES = ("task", "idea", "decision", "preference", "fact", "event", "person", "reference", "note")
 Category = Literal["task", "idea", "decision", "preference", "fact", "event", "person", "reference", "note"]
 EntityKind = Literal["person", "organization", "place", "date", "product", "other"]
+Polarity = Literal["positive", "negative"]
 
 
 class Entity(BaseModel):
@@ -20,11 +22,17 @@ class Entity(BaseModel):
 
 
 class Fact(BaseModel):
-    """A subject–predicate–object triple; provenance (memory id, version) is added by the service."""
+    """A subject–predicate–object triple; provenance (memory id, version) is added by the service.
+
+    `polarity` negative: the text says it is not (or no longer) so ("I no longer work at Acme").
+    `valid_at`: the day the text says or implies it became true (resolved against when it was said);
+    None: the memory's captured_at."""
 
     subject: str = Field(min_length=1, max_length=200)
     predicate: str = Field(min_length=1, max_length=100)
     object: str = Field(min_length=1, max_length=300)
+    polarity: Polarity = "positive"
+    valid_at: datetime | None = None
 
 
 class Extraction(BaseModel):

@@ -33,6 +33,9 @@ _JOINERS = re.compile(r"[-_/\\·–—]+")  # word joiners: "Jean-Luc" and "Jean
 _PUNCTUATION = re.compile(r"[^\w\s]+")
 
 
+Polarity = Literal["positive", "negative"]
+
+
 class FactStatus(StrEnum):
     ACTIVE = "active"
     INVALIDATED = "invalidated"  # superseded, or no longer said by any memory (see `Fact.invalidated_by`)
@@ -69,9 +72,12 @@ def entity_id(namespace: Namespace, name: str) -> str:
     return str(uuid.uuid5(GRAPH_UUID_NAMESPACE, "\x1f".join(["entity", *graph_key(namespace), canonical_key(name)])))
 
 
-def derived_fact_id(namespace: Namespace, subject_id: str, predicate: str, object_id: str) -> str:
-    """Deterministic: every memory of a namespace that says the same triple supports the same fact."""
+def derived_fact_id(namespace: Namespace, subject_id: str, predicate: str, object_id: str,
+                    polarity: Polarity = "positive") -> str:
+    """Deterministic: every memory of a namespace that says the same triple supports the same fact; its
+    negation ("not so") is another fact (a positive fact's id is the one it always had)."""
     parts = ["fact", *graph_key(namespace), subject_id, canonical_predicate(predicate), object_id]
+    parts += ["negative"] if polarity == "negative" else []
     return str(uuid.uuid5(GRAPH_UUID_NAMESPACE, "\x1f".join(parts)))
 
 
@@ -131,6 +137,7 @@ class Fact(BaseModel):
     created_at: datetime
     expired_at: datetime | None = None
     status: FactStatus = FactStatus.ACTIVE
+    polarity: Polarity = "positive"  # negative: "it is not (or no longer) so"; retires the positive fact
     invalidated_by: str | None = None  # the fact that superseded this one (None: no memory says it any more)
     retracted_reason: str | None = None
     intent_meta: dict[str, Any] | None = None
@@ -182,19 +189,20 @@ class Adjacency(BaseModel):
     status: FactStatus
 
 
-def fact_sentence(subject: str, predicate: str, obj: str) -> str:
-    return f"{subject} {canonical_predicate(predicate)} {obj}"
+def fact_sentence(subject: str, predicate: str, obj: str, polarity: Polarity = "positive") -> str:
+    negation = "not " if polarity == "negative" else ""
+    return f"{subject} {negation}{canonical_predicate(predicate)} {obj}"
 
 
-def canonical_words(sentence: str, subject: str, predicate: str, obj: str) -> str:
+def canonical_words(sentence: str, subject: str, predicate: str, obj: str, polarity: Polarity = "positive") -> str:
     """The triple in canonical words (`predicate` already through the synonym table), for the facts
     index; empty when the sentence says just that (its words would count twice)."""
-    canonical = fact_sentence(subject, predicate, obj)
+    canonical = fact_sentence(subject, predicate, obj, polarity)
     return "" if canonical.casefold() == " ".join(sentence.split()).casefold() else canonical
 
 
 def canonical_form(fact: Fact) -> str:
-    return canonical_words(fact.fact, fact.subject.name, fact.predicate, fact.object.name)
+    return canonical_words(fact.fact, fact.subject.name, fact.predicate, fact.object.name, fact.polarity)
 
 
 def embedding_text(sentence: str, canonical: str) -> str:
@@ -209,16 +217,16 @@ def _ref(entity: Entity) -> EntityRef:
 
 def derived_fact(
     namespace: Namespace, subject: Entity, predicate: str, obj: Entity, *, valid_at: datetime | None, at: datetime,
-    sentence: str | None = None,
+    sentence: str | None = None, polarity: Polarity = "positive",
 ) -> Fact:
-    """A fact an extractor found: its id follows from the triple, so every memory saying it supports
-    one fact (the store adds the memory as a source)."""
+    """A fact an extractor found: its id follows from the triple (and its polarity), so every memory
+    saying it supports one fact (the store adds the memory as a source)."""
     ns = graph_namespace(namespace)
     return Fact(
-        uuid=derived_fact_id(ns, subject.id, predicate, obj.id), namespace=ns, subject=_ref(subject),
+        uuid=derived_fact_id(ns, subject.id, predicate, obj.id, polarity), namespace=ns, subject=_ref(subject),
         predicate=canonical_predicate(predicate), object=_ref(obj),
-        fact=sentence or fact_sentence(subject.name, predicate, obj.name), origin=FactOrigin.DERIVED,
-        valid_at=valid_at, created_at=at,
+        fact=sentence or fact_sentence(subject.name, predicate, obj.name, polarity), origin=FactOrigin.DERIVED,
+        valid_at=valid_at, created_at=at, polarity=polarity,
     )
 
 

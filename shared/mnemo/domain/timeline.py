@@ -1,8 +1,10 @@
-"""Event-time validity of the facts of one (subject, single-valued predicate): a pure function.
+"""Event-time validity of the facts of one (subject, predicate): a pure function.
 
 The facts of a group are ordered by event time (`valid_at`, then `created_at`: at the same moment the
-one learned later wins). Each fact is valid until the next fact in that order whose object differs;
-that fact retired it. The last value has no successor and is active. Because the whole group is
+one learned later wins). For a single-valued predicate each positive fact is valid until the next
+positive fact in that order whose object differs; that fact retired it. Whatever the cardinality, a
+negation ("no longer works at Acme", polarity negative) retires the positive fact of the same object
+before it, and a later positive fact of that object retires the negation. The last value has no successor and is active. Because the whole group is
 recomputed, an older fact arriving late is stored already invalid, a fact slotted between two others
 re-points the earlier one, and retracting the fact that retired another brings the other back.
 
@@ -40,12 +42,18 @@ def _moment(fact: Fact) -> tuple[datetime, datetime, str]:
     return (fact.valid_at or fact.created_at, fact.created_at, fact.uuid)
 
 
-def timeline(facts: Sequence[Fact]) -> dict[str, Validity]:
+def _retires(later: Fact, fact: Fact, single_valued: bool) -> bool:
+    if later.object.id == fact.object.id:
+        return later.polarity != fact.polarity  # a negation retires the positive, a re-assertion the negation
+    return single_valued and later.polarity == fact.polarity == "positive"
+
+
+def timeline(facts: Sequence[Fact], *, single_valued: bool = True) -> dict[str, Validity]:
     """The validity every fact of one group should have (facts off the timeline are left out)."""
     ordered = sorted((f for f in facts if on_timeline(f)), key=_moment)
     wanted: dict[str, Validity] = {}
     for i, fact in enumerate(ordered):
-        successor = next((g for g in ordered[i + 1:] if g.object.id != fact.object.id), None)
+        successor = next((g for g in ordered[i + 1:] if _retires(g, fact, single_valued)), None)
         if successor is None:
             wanted[fact.uuid] = ACTIVE
         else:
@@ -57,10 +65,10 @@ def current(fact: Fact) -> Validity:
     return Validity(fact.status, fact.invalid_at, fact.invalidated_by)
 
 
-def changes(facts: Sequence[Fact]) -> dict[str, Validity]:
+def changes(facts: Sequence[Fact], *, single_valued: bool = True) -> dict[str, Validity]:
     """Only the facts whose stored validity differs from what the timeline says."""
     by_id = {f.uuid: f for f in facts}
-    return {uuid: v for uuid, v in timeline(facts).items() if current(by_id[uuid]) != v}
+    return {uuid: v for uuid, v in timeline(facts, single_valued=single_valued).items() if current(by_id[uuid]) != v}
 
 
 def valid_at_moment(fact: Fact, as_of: datetime) -> bool:

@@ -85,8 +85,8 @@ def mentions(extraction: Extraction) -> dict[str, EntityMention]:
 
 
 def fact_text(fact: ExtractedFact) -> str:
-    """A derived fact's sentence: the memory's own words for the triple."""
-    return f"{fact.subject} {fact.predicate} {fact.object}"
+    """A derived fact's sentence: the memory's own words for the triple ("not" before a negation's predicate)."""
+    return f"{fact.subject} {'not ' if fact.polarity == 'negative' else ''}{fact.predicate} {fact.object}"
 
 
 def previous_words(text: str) -> str:
@@ -333,7 +333,7 @@ class EnrichmentService:
         """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
         verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
         if memory.extract:
-            return self._extractor.extract(memory.raw)
+            return self._extractor.extract(memory.raw, captured_at=memory.captured_at)
         return Extraction(normalized_text=memory.normalized_text)
 
     def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> set[Group]:
@@ -368,7 +368,7 @@ class EnrichmentService:
         normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
         facts = [
             derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
-                         valid_at=memory.captured_at, at=now, sentence=fact_text(f))
+                         valid_at=f.valid_at or memory.captured_at, at=now, sentence=fact_text(f), polarity=f.polarity)
             for f in extraction.facts
         ]
         if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:

@@ -36,7 +36,10 @@ class FactUpkeep:
         self._embedder = embedder
 
     def groups(self, facts: Iterable[Fact]) -> set[Group]:
-        return {(f.namespace, f.subject.id, f.predicate) for f in facts if f.predicate in self.predicates.single_valued}
+        """The timelines these facts are on: every single-valued predicate's, and any predicate's a
+        negation is on (a negation retires the positive fact of its object whatever the cardinality)."""
+        return {(f.namespace, f.subject.id, f.predicate) for f in facts
+                if f.predicate in self.predicates.single_valued or f.polarity == "negative"}
 
     def reconcile(self, groups: Iterable[Group], *, actor: str, at: datetime) -> list[Fact]:
         """Bring every fact of these groups to the validity its timeline gives; returns the facts
@@ -45,7 +48,7 @@ class FactUpkeep:
         for group in groups:
             for _ in range(PASSES):
                 members = self._members(*group)
-                wanted = changes(members)
+                wanted = changes(members, single_valued=group[2] in self.predicates.single_valued)
                 if not wanted:
                     break
                 before = {f.uuid: f for f in members}

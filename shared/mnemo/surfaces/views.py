@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -103,6 +103,7 @@ class FactView(BaseModel):
     subject: str
     predicate: str
     object: str
+    polarity: Literal["positive", "negative"] = Field(description="negative: the memory says it is not (or no longer) so.")
     version: int = Field(description="The memory version the fact was extracted from.")
 
 
@@ -178,6 +179,6 @@ def memory_detail(memory: Memory, links: list[Link], facts: list[Fact]) -> Memor
     return MemoryDetail(
         **memory_view(memory).model_dump(),
         links=[LinkView(id=link.other_id, weight=link.weight, reason=link.reason) for link in links],
-        facts=[FactView(subject=f.subject.name, predicate=f.predicate, object=f.object.name,
+        facts=[FactView(subject=f.subject.name, predicate=f.predicate, object=f.object.name, polarity=f.polarity,
                         version=f.source_version(memory.id) or memory.version) for f in facts],
     )

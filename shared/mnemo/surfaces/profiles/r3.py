@@ -284,7 +284,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     def extract_entities(text: Annotated[str, Field(min_length=1, max_length=8192, description="The text to analyse.")]) -> CallToolResult:
         """Run the configured extractor on the text and return its entities and relationships (subject, predicate, object). Stores nothing; needs memory:write and counts one write (the extractor is the model a capture's enrichment calls)."""
         found = services.extraction.extract(caller(), text)  # memory:write, one writes unit (the table)
-        data = {"entities": [e.model_dump() for e in found.entities], "relationships": [f.model_dump() for f in found.facts]}
+        data = {"entities": [e.model_dump() for e in found.entities], "relationships": [f.model_dump(mode="json") for f in found.facts]}
         return views.result(views.as_json(data), data)
 
     @server.tool(title="Knowledge graph", read_only=True, destructive=False, idempotent=True)

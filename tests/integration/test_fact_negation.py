@@ -1,0 +1,70 @@
+"""Negations through the real worker (issue 29): a negation retires the positive fact of the same subject,
+predicate and object whatever the predicate's cardinality, through the timeline (audit row kept); a
+negation with nothing to retire is stored with polarity negative. Positive controls beside each check."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mnemo.adapters.aws import client
+from mnemo.domain.commands import CaptureCommand
+from mnemo.domain.graph import FactStatus
+from mnemo.local.poller import QueuePoller
+from mnemo.local.server import load_function
+
+MAY, JUNE = datetime(2025, 5, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def drain(aws, container):  # noqa: ANN001, ANN201
+    sqs = client("sqs")
+    sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
+    poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
+
+    def run() -> None:
+        for _ in range(10):
+            if poller.poll_once() == 0:
+                return
+
+    return run
+
+
+def _said(container, principal, text: str, at: datetime):  # noqa: ANN001, ANN202
+    return container.memories.capture(principal, CaptureCommand(raw=text, as_user=True, captured_at=at))
+
+
+def test_a_negation_retires_the_positive_fact_whatever_the_cardinality(container, principal, drain) -> None:  # noqa: ANN001
+    jazz, blues, acme = (_said(container, principal, t, MAY) for t in
+                         ("Alice likes jazz.", "Alice likes blues.", "Alice works at Acme."))
+    drain()
+    (likes_jazz,), (likes_blues,), (at_acme,) = (container.fact_store.for_memory("local", m.id) for m in (jazz, blues, acme))
+    assert {likes_jazz.status, likes_blues.status, at_acme.status} == {FactStatus.ACTIVE}  # the control: all hold
+    no_jazz, left = (_said(container, principal, t, JUNE) for t in
+                     ("Alice doesn't like jazz anymore.", "Alice no longer works at Acme."))
+    drain()
+    for positive, memory in ((likes_jazz, no_jazz), (at_acme, left)):  # "likes" is multi-valued, "works at" single
+        (negation,) = container.fact_store.for_memory("local", memory.id)
+        assert (negation.polarity, negation.status, negation.predicate) == ("negative", FactStatus.ACTIVE, positive.predicate)
+        assert negation.fact.startswith("Alice not ")
+        retired = container.facts.get(principal, positive.uuid)
+        assert (retired.status, retired.invalidated_by, retired.invalid_at) == (FactStatus.INVALIDATED, negation.uuid, JUNE)
+        assert [a.action for a in container.facts.history(principal, positive.uuid)][-1] == "invalidated"  # audit kept
+    assert container.facts.get(principal, likes_blues.uuid).status == FactStatus.ACTIVE  # another object: untouched
+    container.memories.archive(principal, no_jazz.id)  # the negation is no longer said: jazz comes back
+    drain()
+    assert container.facts.get(principal, likes_jazz.uuid).status == FactStatus.ACTIVE
+    assert container.facts.get(principal, at_acme.uuid).status == FactStatus.INVALIDATED  # the other negation holds
+
+
+def test_a_negation_with_nothing_to_retire_is_stored_negative(container, principal, drain) -> None:  # noqa: ANN001
+    denied = _said(container, principal, "Bob is not allergic to peanuts.", MAY)
+    stated = _said(container, principal, "Carol is allergic to peanuts.", MAY)
+    drain()
+    (negative,) = container.fact_store.for_memory("local", denied.id)
+    (positive,) = container.fact_store.for_memory("local", stated.id)
+    assert (negative.subject.name, negative.predicate, negative.object.name) == ("Bob", "is allergic to", "peanuts")
+    assert (negative.polarity, negative.status) == ("negative", FactStatus.ACTIVE)
+    assert (positive.polarity, positive.status) == ("positive", FactStatus.ACTIVE)  # the control
+    assert negative.uuid != positive.uuid

@@ -1,0 +1,55 @@
+"""Relative dates resolve against the moment said, in its own offset, never the wall clock (issue 29)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from mnemo.domain.dates import find, resolve, strip
+
+THU = datetime.fromisoformat("2024-03-14T18:30:00+01:00")  # Thursday 14 March 2024
+
+
+@pytest.mark.parametrize(("text", "future", "day"), [
+    ("next Tuesday", True, date(2024, 3, 19)),  # the issue's example
+    ("next Friday", True, date(2024, 3, 15)),  # the first Friday after the day said
+    ("last Tuesday", False, date(2024, 3, 12)),
+    ("last Thursday", False, date(2024, 3, 7)),  # the latest before, never the day itself
+    ("on Saturday", True, date(2024, 3, 16)),
+    ("on Monday", False, date(2024, 3, 11)),  # a past tense picks the last one
+    ("yesterday", False, date(2024, 3, 13)),
+    ("tomorrow", True, date(2024, 3, 15)),
+    ("the day after tomorrow", True, date(2024, 3, 16)),
+    ("last week", False, date(2024, 3, 7)),
+    ("next week", True, date(2024, 3, 21)),
+    ("in two days", True, date(2024, 3, 16)),
+    ("three weeks ago", False, date(2024, 2, 22)),
+    ("next month", True, date(2024, 4, 1)),
+    ("last year", False, date(2023, 1, 1)),
+    ("in August", True, date(2024, 8, 1)),
+    ("in February", True, date(2025, 2, 1)),  # the next February
+    ("on December 28th", False, date(2023, 12, 28)),
+    ("on the 16th", True, date(2024, 3, 16)),
+    ("on 4 May 2021", False, date(2021, 5, 4)),
+    ("in March 2019", False, date(2019, 3, 1)),
+    ("since 2019", False, date(2019, 1, 1)),
+    ("for Easter", True, date(2024, 3, 31)),
+    ("this weekend", True, date(2024, 3, 16)),
+])
+def test_a_date_expression_names_one_day(text: str, future: bool, day: date) -> None:
+    found = find(f"I will see her {text}.", THU, future=future)
+    assert found is not None and found[0] == day
+
+
+def test_the_day_is_counted_in_the_offset_said_not_in_utc() -> None:
+    late = datetime.fromisoformat("2024-05-31T22:30:00-07:00")  # already Saturday 1 June in UTC
+    assert resolve("tomorrow", late, future=True) == datetime.fromisoformat("2024-06-01T00:00:00-07:00")
+    assert find("tomorrow", late.astimezone(UTC), future=True) == (date(2024, 6, 2), (0, 8))  # the same moment read in UTC
+
+
+def test_no_date_is_none_and_strip_removes_the_date_words() -> None:
+    assert find("I love Thai food.", THU, future=True) is None
+    assert strip("I visited Kyoto last week") == "I visited Kyoto"
+    assert strip("I attended the Web Summit on 13 November 2023") == "I attended the Web Summit"
+    assert strip("I am flying to Lisbon next Friday") == "I am flying to Lisbon"

@@ -1,0 +1,72 @@
+"""The local extractor's fact rules of issue 29: decisions, preferences, plans with their day, negations and
+corrections, compound sentences, and no fact from questions, hypotheticals or sarcasm."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+
+X = HeuristicExtractor()
+THU = datetime.fromisoformat("2024-03-14T18:30:00+01:00")
+
+
+def triples(text: str) -> list[tuple[str, str, str, str]]:
+    return [(f.subject, f.predicate, f.object, f.polarity) for f in X.extract(text, captured_at=THU).facts]
+
+
+def days(text: str) -> list[date | None]:
+    return [f.valid_at.date() if f.valid_at else None for f in X.extract(text, captured_at=THU).facts]
+
+
+def test_a_compound_sentence_gives_one_fact_per_clause_with_its_subject() -> None:
+    assert triples("Zed lives in Quito and works at Cobaltworks.") == [
+        ("Zed", "lives in", "Quito", "positive"), ("Zed", "works at", "Cobaltworks", "positive")]
+    assert triples("My sister Maya lives in Berlin.") == [
+        ("user", "sister", "Maya", "positive"), ("Maya", "lives in", "Berlin", "positive")]
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("I decided that the team will use Postgres for the billing service.",
+     ("user", "decided", "the team will use Postgres for the billing service", "positive")),
+    ("We decided to use Postgres for billing.", ("user", "decided", "use Postgres for billing", "positive")),
+    ("We decided not to renew the Datadog contract.", ("user", "decided", "renew the Datadog contract", "negative")),
+    ("I prefer window seats.", ("user", "prefers", "window seats", "positive")),
+    ("I hate cilantro.", ("user", "dislikes", "cilantro", "positive")),
+    ("I don't like spicy food.", ("user", "likes", "spicy food", "negative")),
+    ("I am not allergic to peanuts.", ("user", "is allergic to", "peanuts", "negative")),
+    ("I no longer work at Acme.", ("user", "works at", "Acme", "negative")),
+    ("I'm a nurse at the children's hospital.", ("user", "works as", "nurse", "positive")),
+])
+def test_each_kind_gives_its_fact(text: str, fact: tuple[str, str, str, str]) -> None:
+    assert triples(text) == [fact]
+
+
+def test_a_correction_says_the_new_value_and_denies_the_old() -> None:
+    assert triples("Actually, I live in Porto, not Lisbon.") == [
+        ("user", "lives in", "Porto", "positive"), ("user", "lives in", "Lisbon", "negative")]
+
+
+def test_a_plan_is_valid_from_the_planned_day_and_an_event_from_its_day() -> None:
+    assert triples("I'm flying to Lisbon next Friday.") == [("user", "travels to", "Lisbon", "positive")]
+    assert days("I'm flying to Lisbon next Friday.") == [date(2024, 3, 15)]
+    assert days("I have a dentist appointment next Tuesday.") == [date(2024, 3, 19)]
+    assert days("I visited Kyoto last week.") == [date(2024, 3, 7)]
+    assert days("Yesterday I met Sara at the conference.") == [date(2024, 3, 13)]
+    assert days("I live in Denver.") == [None]  # no date said: enrichment uses captured_at
+    no_anchor = X.extract("I'm flying to Lisbon next Friday.").facts  # no captured_at: no day, never the wall clock
+    assert [f.valid_at for f in no_anchor] == [None]
+
+
+@pytest.mark.parametrize("text", [
+    "What did I decide about the billing database?", "Where does Zed work?",
+    "If I lived in Quito I would learn Spanish properly.", "I might move to Denver someday.",
+    "Oh sure, I just love waiting in line for three hours.", "Yeah right, like I'd ever work at Globex.",
+    "Great, another Monday. I absolutely love Mondays. Not.",
+])
+def test_questions_hypotheticals_and_sarcasm_yield_nothing(text: str) -> None:
+    assert triples(text) == []
+    # the control: the same words stated plainly do give a fact
+    assert triples("I live in Quito. I love Mondays. Zed works at Globex.") != []
