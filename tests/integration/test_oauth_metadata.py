@@ -47,6 +47,10 @@ def test_mcp_challenge_points_at_the_paths_own_document(oauth_http: TestClient) 
         assert f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource{path}"' in challenge
         assert challenge.endswith('scope="memory:read memory:write memory:delete"')
         assert response.json()["error"]["message"].startswith("missing credentials: authorize (OAuth)")
+        assert "error=" not in challenge  # RFC 6750 §3.1: no credentials sent, no error code
+        bad = oauth_http.post(path, json=LIST, headers={**MCP_HEADERS, "authorization": "Bearer mn_nope_0000000000000000"})
+        assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
+        assert f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource{path}"' in bad.headers["www-authenticate"]
     rest = oauth_http.get("/v1/memories")
     assert rest.status_code == 401
     assert rest.headers["www-authenticate"].endswith(f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource"')

@@ -88,7 +88,10 @@ def test_missing_and_bad_keys_are_401_with_challenge(http) -> None:
         response = http.get("/v1/memories", headers=headers)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "unauthenticated"
-        assert 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"' in response.headers["www-authenticate"]
+        challenge = response.headers["www-authenticate"]
+        assert 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"' in challenge
+        # RFC 6750 §3.1: a request with no credentials gets no error code; a bad key does
+        assert ('error="invalid_token"' in challenge) is bool(headers), challenge
 
 
 def test_status_reports_pending_and_failed(http) -> None:

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo import __version__
 from mnemo.errors import AuthenticationError, MnemoError
-from mnemo.surfaces.auth import base_url, www_authenticate
+from mnemo.surfaces.auth import base_url, challenge_error, www_authenticate
 from mnemo.surfaces.errors import REST_NAMES, Problem, headers_for, problem
 from mnemo.surfaces.gate import CorsPolicy, RestGate
 from mnemo.surfaces.profiles import PROFILES
@@ -63,7 +63,7 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         headers = None
         if isinstance(exc, AuthenticationError):
             base = base_url(provide().settings.public_url, request.url.scheme, request.headers.get("host", "localhost"))
-            headers = {"www-authenticate": www_authenticate(base, exc.message)}
+            headers = {"www-authenticate": www_authenticate(base, exc.message, error=challenge_error(request.headers))}
         return _respond(problem(exc, names=REST_NAMES), headers)  # REST's words: `content`, not raw_text
 
     @api.exception_handler(RequestValidationError)

@@ -17,7 +17,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.auth import authenticate, base_url, www_authenticate
+from mnemo.surfaces.auth import authenticate, base_url, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class RestGate:
             principal = await anyio.to_thread.run_sync(authenticate, services.keys, headers)
         except AuthenticationError as exc:
             base = base_url(services.settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
-            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message)})
+            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message, error=challenge_error(headers))})
             return
         except DependencyError as exc:
             await send_problem(send, problem(exc), {"retry-after": "1"})

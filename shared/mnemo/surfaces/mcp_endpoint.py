@@ -15,7 +15,7 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.auth import authenticate, base_url, bearer_token, www_authenticate
+from mnemo.surfaces.auth import authenticate, base_url, bearer_token, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
@@ -114,7 +114,8 @@ class McpDispatcher:
                 settings.public_url, scope.get("scheme", "http"), headers.get("host", "localhost"))
             # The path-suffixed document of this very path (`/api/mcp` has its own, naming itself).
             resource = scope["path"].rstrip("/") or "/"
-            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(base, exc.message, resource)})
+            await send_problem(send, problem(exc), {"www-authenticate": www_authenticate(
+                base, exc.message, resource, error=challenge_error(headers))})
             return
         except DependencyError as exc:
             await send_problem(send, problem(exc))
