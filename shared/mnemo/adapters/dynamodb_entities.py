@@ -24,7 +24,7 @@ from mnemo.domain.namespace import Namespace
 from mnemo.errors import ConflictError
 
 
-class EntityNodes(FactTable):
+class DynamoDbEntityGraph(FactTable):
     def resolve(self, namespace: Namespace, mentions: Sequence[EntityMention], at: datetime) -> dict[str, Entity]:
         """Every mention's names in one read of the name table and its nodes in one more; a write only
         for a name claimed or a node created (a worker's batch names the same few entities again and

@@ -1,6 +1,7 @@
-"""Permanent erasure of facts on the fact graph's table: `FactErasure.erase_memory` and `forget`
-(and the `D#` records they read). Soft states (archive, retract) keep items on purpose; erasure
-(GDPR) is the one path that removes them, so it lives apart from the everyday writes."""
+"""Permanent erasure of facts on the fact graph's table (the `FactErasure` port's `erase_memory` and
+`forget`; the `D#` records they read, backfilled by `record_producers`). Soft states (archive,
+retract) keep items on purpose; erasure (GDPR) is the one path that removes them, so it lives apart
+from the everyday writes."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ ERASURE_ACTOR = "erasure"
 ReadItems = Callable[[Sequence[tuple[str, str]]], list[dict[str, Any]]]
 
 
-class FactErasure(FactTable):
+class DynamoDbFactErasure(FactTable):
     def erase_memory(self, memory: Memory, at: datetime, also: Sequence[str] = ()) -> ErasedFacts:
         """Every fact the memory ever produced (its `P#` and `D#` records: any version, any status): one
         that no other existing memory produced (sources and audit rows) is deleted with its audit rows

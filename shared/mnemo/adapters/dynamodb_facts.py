@@ -17,8 +17,8 @@ from functools import partial
 from typing import Any
 
 from mnemo.adapters.dynamodb_codec import all_items, memory_pk, serialize
-from mnemo.adapters.dynamodb_entities import EntityNodes
-from mnemo.adapters.dynamodb_erasure import FactErasure
+from mnemo.adapters.dynamodb_entities import DynamoDbEntityGraph
+from mnemo.adapters.dynamodb_erasure import DynamoDbFactErasure
 from mnemo.adapters.dynamodb_fact_items import (
     AUDIT_PREFIX,
     FACT_SK,
@@ -28,14 +28,14 @@ from mnemo.adapters.dynamodb_fact_items import (
     item_to_fact,
 )
 from mnemo.adapters.dynamodb_fact_table import audit_of
-from mnemo.adapters.dynamodb_recorded import RecordedFacts
+from mnemo.adapters.dynamodb_recorded import DynamoDbRecordedFacts
 from mnemo.domain.graph import Fact, FactAudit, FactSource, FactStatus
 from mnemo.domain.models import Memory
 from mnemo.errors import retry_on_conflict
 from mnemo.ports import DerivedFacts
 
 
-class DynamoDbFactStore(EntityNodes, RecordedFacts, FactErasure):
+class DynamoDbFactStore(DynamoDbEntityGraph, DynamoDbRecordedFacts, DynamoDbFactErasure):
     # -- facts: derived ------------------------------------------------------------------
     def replace_derived(self, memory: Memory, facts: Sequence[Fact], at: datetime) -> DerivedFacts:
         """One Query (the memory's provenance) and one BatchGetItem (those facts and the wanted ones),

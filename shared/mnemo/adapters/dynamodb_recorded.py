@@ -27,7 +27,7 @@ class _Listed(NamedTuple):
     fact: Fact | None  # None: the listing outlived its fact (nothing else deletes one; kept harmless)
 
 
-class RecordedFacts(FactTable):
+class DynamoDbRecordedFacts(FactTable):
     def record(self, fact: Fact, *, actor: str, at: datetime | None = None, reason: str = "") -> Fact:
         created = fact.model_copy(update={"revision": 1})
         self._commit(None, created, audit_of(created, "created", at or created.created_at, actor=actor, reason=reason))
