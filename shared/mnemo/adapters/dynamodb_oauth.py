@@ -106,18 +106,6 @@ class DynamoDbOAuthStore(DynamoDbTable):
                           ConsistentRead=True).get("Item")
         return int(deserialize(item).get("n", 0)) if item else 0
 
-    def _conditional(self, operation: str, **kwargs: Any) -> dict[str, Any] | None:
-        """The call's response, or None when its condition failed (a lost race, a second use)."""
-        try:
-            response: dict[str, Any] = getattr(self._db, operation)(TableName=self._table, **kwargs)
-            return response
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return None
-            raise self._dependency(exc) from exc
-        except BotoCoreError as exc:
-            raise self._dependency(exc) from exc
-
 
 def _iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat()

@@ -31,8 +31,7 @@ from mnemo.adapters.dynamodb_codec import (
     serialize,
     ts,
 )
-from mnemo.adapters.dynamodb_erasure import collection_keys, delete_items
-from mnemo.adapters.dynamodb_table import DynamoDbTable
+from mnemo.adapters.dynamodb_table import DynamoDbTable, collection_keys, delete_items
 from mnemo.domain.models import Activity, Cursor, EnrichmentState, Memory, Page
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.errors import ConflictError, NotFoundError, UnreadableError

@@ -8,12 +8,12 @@ callers expect it (`conflict` set) reports a failed condition as `ConflictError`
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from mnemo.adapters.dynamodb_codec import dependency_error, error_code
+from mnemo.adapters.dynamodb_codec import all_items, dependency_error, error_code, serialize
 from mnemo.errors import ConflictError, DependencyError, MnemoError
 
 Call = Callable[..., dict[str, Any]]
@@ -46,6 +46,19 @@ class DynamoDbTable:
         except ClientError as exc:
             if self.conflict is not None and error_code(exc) in _CONFLICT_CODES:
                 raise ConflictError(self.conflict) from exc
+            raise self._dependency(exc) from exc
+        except BotoCoreError as exc:
+            raise self._dependency(exc) from exc
+
+    def _conditional(self, operation: str, **kwargs: Any) -> dict[str, Any] | None:
+        """A conditional write on the table: its response, or None when the condition does not hold
+        (a lost race, a second use)."""
+        try:
+            response: dict[str, Any] = getattr(self._db, operation)(TableName=self._table, **kwargs)
+            return response
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return None
             raise self._dependency(exc) from exc
         except BotoCoreError as exc:
             raise self._dependency(exc) from exc
@@ -96,3 +109,17 @@ def batch_get(call: Call, table: str, keys: Sequence[dict[str, Any]], what: str 
         else:
             raise DependencyError(f"{what} is busy (throttled); retry after a short wait")
     return found
+
+
+def delete_items(call: Call, table: str, keys: Iterable[tuple[str, str]]) -> int:
+    """BatchWriteItem deletes of (pk, sk) keys, each once; returns how many keys were deleted."""
+    unique = list(dict.fromkeys(keys))
+    batch_write(call, table, [{"DeleteRequest": {"Key": serialize({"pk": pk, "sk": sk})}} for pk, sk in unique])
+    return len(unique)
+
+
+def collection_keys(call: Call, table: str, pk: str) -> list[tuple[str, str]]:
+    """Every item under one partition key (a memory's item collection, a fact and its audit rows)."""
+    items = all_items(call, "query", TableName=table, KeyConditionExpression="pk = :pk",
+                      ExpressionAttributeValues=serialize({":pk": pk}), ProjectionExpression="pk, sk")
+    return [(item["pk"], item["sk"]) for item in items]

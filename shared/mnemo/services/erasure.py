@@ -26,8 +26,8 @@ from mnemo.ports import (
     EnrichmentQueue,
     EnrichmentTask,
     ErasureMarks,
+    FactErasure,
     FactIndex,
-    FactStore,
     GraphStore,
     MemoryStore,
     SearchIndex,
@@ -43,7 +43,7 @@ ERASED_ORIGINAL = "duplicate of an erased memory"  # what its archive line says 
 
 
 class ErasureService:
-    def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactStore, index: Callable[[], SearchIndex], *,
+    def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactErasure, index: Callable[[], SearchIndex], *,
                  marks: ErasureMarks | None = None, fact_index: Callable[[], FactIndex] | None = None,
                  upkeep: FactUpkeep | None = None, queue: EnrichmentQueue | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:

@@ -1,6 +1,6 @@
 """The one walk over the fact graph: an entity's neighbours, and the shortest paths between two.
 
-Every hop is one `FactStore.adjacency` Query under the entity's partition, which is keyed by the
+Every hop is one `EntityGraph.adjacency` Query under the entity's partition, which is keyed by the
 caller's namespace (tenant, user, group): a walk cannot reach another namespace's nodes, and the
 facts it returns are checked against the namespace once more when they are read (defence in
 depth). Fan-out is bounded twice: at most `fanout` edge ends are read per entity per hop, and at
@@ -23,7 +23,7 @@ from mnemo.domain.graph import Entity, Fact, FactStatus, graph_key
 from mnemo.domain.models import Principal
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import NotFoundError
-from mnemo.ports import FactStore
+from mnemo.ports import EntityGraph
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import Operation, authorize
 
@@ -67,7 +67,7 @@ class Reach(BaseModel):
 
 
 class GraphTraversal:
-    def __init__(self, facts: FactStore, *, fanout: int = FANOUT, max_visited: int = MAX_VISITED,
+    def __init__(self, facts: EntityGraph, *, fanout: int = FANOUT, max_visited: int = MAX_VISITED,
                  meter: Meter | None = None) -> None:
         self._facts = facts
         self._fanout = fanout

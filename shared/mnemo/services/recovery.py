@@ -14,7 +14,7 @@ from mnemo.domain.graph import Fact, FactOrigin, FactStatus
 from mnemo.domain.models import Enrichment, EnrichmentState
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError
-from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactStore, JobStore, MemoryStore
+from mnemo.ports import DeadLetters, EnrichmentQueue, EnrichmentTask, FactBackfill, JobStore, MemoryStore
 
 if TYPE_CHECKING:
     from mnemo.services.fact_upkeep import FactUpkeep
@@ -40,7 +40,7 @@ class RecoveryService:
         queue: EnrichmentQueue,
         dead_letters: DeadLetters,
         *,
-        facts: FactStore | None = None,
+        facts: FactBackfill | None = None,
         upkeep: FactUpkeep | None = None,
         clock: Callable[[], datetime] = utcnow,
         jobs: JobStore | None = None,

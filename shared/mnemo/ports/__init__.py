@@ -1,0 +1,113 @@
+"""The ports: what services need from the outside world, named by role. Adapters implement them.
+
+One module an area (issue 31 step 2); every name is re-exported here, so `from mnemo.ports import X`
+stays the one way to name a port."""
+
+from __future__ import annotations
+
+from mnemo.domain.messages import EnrichmentTask, StepMessage  # defined here once: importers keep the path
+from mnemo.ports.access import (
+    ApiKeyRecord,
+    ClientMetadataFetcher,
+    KeyStore,
+    OAuthStore,
+    TenantStore,
+)
+from mnemo.ports.facts import (
+    DerivedFacts,
+    DerivedFactStore,
+    EntityGraph,
+    ErasedFacts,
+    FactBackfill,
+    FactDocument,
+    FactErasure,
+    FactHit,
+    FactIndex,
+    FactReader,
+    FactStore,
+    FactTimeline,
+    RecordedFactStore,
+    RecordedPage,
+)
+from mnemo.ports.jobs import (
+    DeadLetters,
+    EnrichmentQueue,
+    ErasureFences,
+    ErasureJobStore,
+    ErasureMarks,
+    JobListing,
+    JobQueue,
+    JobStore,
+    Mem0Page,
+    Mem0Source,
+)
+from mnemo.ports.memories import (
+    LEXICAL_FIELDS,
+    SIMILAR_AUTHORS,
+    SIMILAR_STATUSES,
+    BrowseQuery,
+    GraphChange,
+    GraphStore,
+    IndexDocument,
+    MemoryStore,
+    SearchHit,
+    SearchIndex,
+    SearchQuery,
+)
+from mnemo.ports.models import (
+    EditInterpreter,
+    Embedder,
+    Extractor,
+    IntentAnnotator,
+    Reranker,
+)
+
+__all__ = [
+    "ApiKeyRecord",
+    "BrowseQuery",
+    "ClientMetadataFetcher",
+    "DeadLetters",
+    "DerivedFactStore",
+    "DerivedFacts",
+    "EditInterpreter",
+    "Embedder",
+    "EnrichmentQueue",
+    "EnrichmentTask",
+    "EntityGraph",
+    "ErasedFacts",
+    "ErasureFences",
+    "ErasureJobStore",
+    "ErasureMarks",
+    "Extractor",
+    "FactBackfill",
+    "FactDocument",
+    "FactErasure",
+    "FactHit",
+    "FactIndex",
+    "FactReader",
+    "FactStore",
+    "FactTimeline",
+    "GraphChange",
+    "GraphStore",
+    "IndexDocument",
+    "IntentAnnotator",
+    "JobListing",
+    "JobQueue",
+    "JobStore",
+    "KeyStore",
+    "LEXICAL_FIELDS",
+    "Mem0Page",
+    "Mem0Source",
+    "MemoryStore",
+    "OAuthStore",
+    "RecordedFactStore",
+    "RecordedPage",
+    "Reranker",
+    "SIMILAR_AUTHORS",
+    "SIMILAR_STATUSES",
+    "SearchHit",
+    "SearchIndex",
+    "SearchQuery",
+    "StepMessage",
+    "TenantStore",
+]

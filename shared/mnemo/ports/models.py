@@ -1,0 +1,51 @@
+"""Models: embedding, reranking, extraction, edit interpretation and intent annotation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from mnemo.domain.edits import EditPlan
+from mnemo.domain.extraction import Extraction
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order; batched by the adapter."""
+
+
+class Reranker(Protocol):
+    """A second, finer relevance judgement of a search's best hits (mode=full only; docs/scoring.md
+    "Reranking"). Production: Bedrock's rerank models; nothing local ships weights, so locally none."""
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """A relevance in [0, 1] per text, in input order."""
+
+
+class Extractor(Protocol):
+    def extract(self, text: str, *, speaker: str | None = None, captured_at: datetime | None = None) -> Extraction:
+        """Normalised text, category, entities, facts and importance of one memory's text; `captured_at`
+        (when it was said) anchors relative dates ("yesterday", "next Tuesday") in the facts' `valid_at`."""
+
+
+class EditInterpreter(Protocol):
+    """Turns a plain-language edit request plus the memory's current text into operations or a refusal
+    (`mnemo.domain.edits`); the service applies the plan. `help` lists the forms it understands."""
+
+    help: str
+
+    def interpret(self, request: str, text: str) -> EditPlan:
+        """The operations the whole request means, or `EditPlan.refuse(reason)`; never a partial reading."""
+
+
+class IntentAnnotator(Protocol):
+    name: str  # recorded as `annotator` on the edge, also when the annotation failed
+
+    def annotate(self, sentence: str, predicate: str, *, episode: str | None = None) -> dict[str, object] | None:
+        """`{"label", "confidence", "evidence", "annotator"}` for a fact sentence (`episode`: the text
+        it was derived from, when there is one), or None when no intent is found. Raises
+        `DependencyError` when the annotator could not answer (services keep the fact: docs/facts.md)."""
