@@ -153,3 +153,26 @@ def test_fan_out_and_visits_are_bounded(container) -> None:  # noqa: ANN001
     # Many shortest paths are capped (30 run Hub -> Spoke -> Rim)
     paths = GraphTraversal(container.fact_store).paths(me, ns, hub, nodes["Rim"].id, 2)
     assert len(paths) == 10 and {p.length for p in paths} == {2}
+
+
+def test_a_negation_is_listed_at_its_entities_but_never_walked(container) -> None:  # noqa: ANN001
+    # "Bob is not allergic to peanuts" is a fact about Bob and peanuts, not a link between them (issue 29)
+    ns = Namespace(tenant="local", user_id="default")
+    me = Principal(tenant="local", key_prefix="k", permissions=frozenset({Permission.READ}))
+    nodes = container.fact_store.resolve(ns, [EntityMention(name=n) for n in ["Bob", "Carol", "peanuts"]], AT)
+    denied = recorded_fact("bob-peanuts", ns, nodes["Bob"], "is allergic to", nodes["peanuts"], valid_at=AT, at=AT)
+    denied = denied.model_copy(update={"polarity": "negative"})
+    container.fact_store.record(denied, actor="t")
+    container.fact_store.record(recorded_fact("carol-peanuts", ns, nodes["Carol"], "is allergic to", nodes["peanuts"],
+                                              valid_at=AT, at=AT), actor="t")
+    walk = GraphTraversal(container.fact_store)
+    bob, carol, peanuts = nodes["Bob"].id, nodes["Carol"].id, nodes["peanuts"].id
+    # The positive control: Carol reaches peanuts (and through them nobody: Bob's edge is a negation)
+    assert set(walk.reach(me, ns, carol, 2).paths) == {carol, peanuts}
+    assert [p.length for p in walk.paths(me, ns, carol, peanuts, 1)] == [1]
+    # Bob reaches nothing, and there is no path from Bob to peanuts or to Carol
+    assert set(walk.reach(me, ns, bob, 3).paths) == {bob}
+    assert walk.paths(me, ns, bob, peanuts, 3) == [] and walk.paths(me, ns, bob, carol, 3) == []
+    # Yet the negation is listed at Bob, with its polarity (what a reader of Bob's facts needs)
+    (listed,) = walk.neighbours(me, ns, bob)
+    assert (listed.fact.uuid, listed.fact.polarity, listed.entity_id) == (denied.uuid, "negative", peanuts)

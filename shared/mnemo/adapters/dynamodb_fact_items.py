@@ -82,6 +82,8 @@ def edge_items(fact: Fact) -> list[dict[str, Any]]:
     """The fact's two adjacency items: under its subject (`out`) and under its object (`in`)."""
     ns = fact.namespace
     common = {"fact_uuid": fact.uuid, "predicate": fact.predicate, "status": fact.status.value}
+    if fact.polarity == "negative":  # walks skip it (services/graph_traversal.py); positive edges stay as they were
+        common["polarity"] = fact.polarity
     return [
         {"pk": entity_pk(ns, end.id), "sk": edge_prefix(fact.status, direction, fact.predicate) + fact.uuid,
          "entity_id": end.id, "direction": direction, "other_id": other.id, **common}
@@ -93,6 +95,7 @@ def item_to_adjacency(item: dict[str, Any]) -> Adjacency:
     return Adjacency(
         entity_id=item["entity_id"], fact_uuid=item["fact_uuid"], direction=item["direction"],
         predicate=item["predicate"], other_id=item["other_id"], status=FactStatus(item["status"]),
+        polarity=item.get("polarity", "positive"),
     )
 
 

@@ -187,6 +187,7 @@ class Adjacency(BaseModel):
     predicate: str
     other_id: str
     status: FactStatus
+    polarity: Polarity = "positive"  # a negation ("Bob is not allergic to peanuts") is a fact, never a link to walk
 
 
 def fact_sentence(subject: str, predicate: str, obj: str, polarity: Polarity = "positive") -> str:

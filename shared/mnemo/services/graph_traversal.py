@@ -4,9 +4,10 @@ Every hop is one `EntityGraph.adjacency` Query under the entity's partition, whi
 caller's namespace (tenant, user, group): a walk cannot reach another namespace's nodes, and the
 facts it returns are checked against the namespace once more when they are read (defence in
 depth). Fan-out is bounded twice: at most `fanout` edge ends are read per entity per hop, and at
-most `max_visited` entities are reached by one walk, whatever the depth. Only active facts are
-walked; a neighbour read may ask for other statuses. Reads start from a known entity: there is no
-whole-graph listing (that would be a Scan).
+most `max_visited` entities are reached by one walk, whatever the depth. Only active, positive
+facts are walked (a negation is a fact about two entities, not a link between them); a neighbour
+read may ask for other statuses, and lists negations with their polarity. Reads start from a known
+entity: there is no whole-graph listing (that would be a Scan).
 
 Both the REST routes (`/v1/entities/{uuid}/neighbours`, `/v1/paths`) and r3's graph tools
 (services/connections.py) read the graph through this service.
@@ -165,6 +166,8 @@ class GraphTraversal:
             level: dict[str, list[tuple[str, str]]] = {}
             for here in frontier:
                 for end in self._facts.adjacency(namespace, here, limit=self._fanout):
+                    if end.polarity == "negative":  # "Alice does not work at Acme" connects nothing
+                        continue
                     if end.other_id in seen and end.other_id not in level:
                         continue
                     if end.other_id not in level and len(seen) >= self._max_visited:
