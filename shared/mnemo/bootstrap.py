@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         Reranker,
         SearchIndex,
     )
+    from mnemo.services.adding import AddService
     from mnemo.services.connect_codes import ConnectCodes
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from mnemo.services.metering import Meter
     from mnemo.services.oauth_server import AuthorizationServer
     from mnemo.services.oauth_tokens import GrantService
+    from mnemo.services.paging import OffsetPaging
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
@@ -185,6 +187,20 @@ class Container:
             interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
             reranker=(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
         )
+
+    @cached_property
+    def adding(self) -> AddService:
+        """r3 add_memory: the duplicate check, the capture and the bounded wait for its enrichment."""
+        from mnemo.services.adding import AddService
+
+        return AddService(self.memories, self.duplicates, self.store)
+
+    @cached_property
+    def pages(self) -> OffsetPaging:
+        """r3 get_all_memories: offset pages over the store's cursors, through the hot set."""
+        from mnemo.services.paging import OffsetPaging
+
+        return OffsetPaging(self.memories, self.search_cache)
 
     @cached_property
     def reranker(self) -> Reranker:
