@@ -240,8 +240,7 @@ def extraction_tool_schema() -> dict[str, Any]:
 
 
 def tag_guard(*tags: str) -> Callable[[str], str]:
-    """The prompt-injection guard of every Converse prompt here, whose data sits inside `tags`: an
-    opening or closing tag of one of them within the (hostile) data is defanged (`<` becomes `‹`), so
+    """The one prompt-injection guard: a `tags` tag inside (hostile) data is defanged (`<` → `‹`), so
     the data cannot close its block early and pose as instructions."""
     pattern = re.compile(r"<(\s*/?\s*(?:" + "|".join(map(re.escape, tags)) + "))", re.IGNORECASE)
     return lambda data: pattern.sub(r"‹\1", data)
@@ -386,8 +385,7 @@ class ConverseAdapter:
         return cls(_bedrock_client(), settings.llm_model_id)
 
     def converse[T](self, params: dict[str, Any], parse: Callable[[dict[str, Any]], T], *, describe: str) -> T:
-        """One Converse call and the parse of its answer, retried together (`with_retries`: a malformed
-        answer is retried like a throttle); every adapter here calls its model through this."""
+        """Every adapter's model call: Converse and the parse of its answer, retried together (`with_retries`)."""
         return with_retries(lambda: parse(self._client.converse(**params)), sleep=self._sleep, describe=describe)
 
 
