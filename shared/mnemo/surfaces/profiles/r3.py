@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.jobs import JobReceipt
-from mnemo.domain.models import NamespaceId, Permission, Status
+from mnemo.domain.models import NamespaceId, Status
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import (
     DependencyError,
@@ -46,13 +46,13 @@ from mnemo.services.awaiting import WAIT_SECONDS
 from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
 from mnemo.services.duplicates import Duplicate
 from mnemo.services.imports import items_of
-from mnemo.services.permissions import Operation
+from mnemo.services.permissions import Operation, may_read
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 from mnemo.surfaces.views import user_scope, written_scope
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
 
 INSTRUCTIONS = (
     "r3 memory tools. Call search_memory before answering questions that past context could inform; call "
@@ -112,7 +112,7 @@ def graph_namespace(user_id: str | None) -> Namespace:
     return Namespace(tenant=caller().tenant, user_id=user_id)
 
 
-def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
+def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     def owned(memory_id: str, user_id: str | None) -> Any:
@@ -197,7 +197,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             updated = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata), owner=owner)
         except NotFoundError as exc:
             raise NotFoundError(f"Memory not found: {memory_id}") from exc
-        data = views.memory(updated) if caller().allows(Permission.READ) else views.changed(updated, content, metadata)
+        data = views.memory(updated) if may_read(caller()) else views.changed(updated, content, metadata)
         return views.result(views.as_json(data), {**data, "scope": written_scope(updated.namespace)})
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
