@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
     from mnemo.services.graph_traversal import GraphTraversal
+    from mnemo.services.hot_reads import HotReads
     from mnemo.services.import_files import ImportFiles
     from mnemo.services.imports import ImportService
     from mnemo.services.job_runner import JobRunner
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from mnemo.services.metering import Meter
     from mnemo.services.oauth_server import AuthorizationServer
     from mnemo.services.oauth_tokens import GrantService
-    from mnemo.services.paging import OffsetPaging
     from mnemo.services.recovery import RecoveryService
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
@@ -196,11 +196,11 @@ class Container:
         return AddService(self.memories, self.duplicates, self.store)
 
     @cached_property
-    def pages(self) -> OffsetPaging:
-        """r3 get_all_memories: offset pages over the store's cursors, through the hot set."""
-        from mnemo.services.paging import OffsetPaging
+    def reads(self) -> HotReads:
+        """r3 search_memory and get_all_memories through the hot set (offset pages over the store's cursors)."""
+        from mnemo.services.hot_reads import HotReads
 
-        return OffsetPaging(self.memories, self.search_cache)
+        return HotReads(self.memories, self.search_cache)
 
     @cached_property
     def reranker(self) -> Reranker:

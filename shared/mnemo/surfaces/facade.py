@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from mnemo.services.fact_search import FactSearchService
     from mnemo.services.facts import FactService
     from mnemo.services.graph_traversal import GraphTraversal
+    from mnemo.services.hot_reads import HotReads
     from mnemo.services.import_files import ImportFiles
     from mnemo.services.jobs import JobService
     from mnemo.services.keys import KeyService
     from mnemo.services.memories import MemoryService
     from mnemo.services.metering import Meter
     from mnemo.services.oauth_tokens import GrantService
-    from mnemo.services.paging import OffsetPaging
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
     from mnemo.settings import MnemoSettings
@@ -43,7 +43,7 @@ class ServiceFacade(Protocol):
     @property
     def adding(self) -> AddService: ...
     @property
-    def pages(self) -> OffsetPaging: ...
+    def reads(self) -> HotReads: ...
     @property
     def duplicates(self) -> DuplicateService: ...
     @property

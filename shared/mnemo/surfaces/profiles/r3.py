@@ -3,10 +3,10 @@
 | tool | seed arguments (defaults) | service call |
 |---|---|---|
 | add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | adding.add: the duplicate check (none for a key without memory:read), the capture, the wait (async=false) |
-| search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded), through search_cache when prefer_cache |
-| get_memory | memory_id, user_id | memories.get |
+| search_memory | query, limit=10, prefer_cache=true, user_id | reads.search: memories.search (user_id forwarded), through search_cache when prefer_cache |
+| get_memory | memory_id, user_id | memories.get with owner |
 | update_memory | memory_id, content, metadata, user_id | memories.edit with owner (memory:write only; metadata-only keeps content; content re-embeds) |
-| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | pages.page: offset paging over memories.browse, through search_cache when prefer_cache |
+| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | reads.page: offset paging over memories.browse, through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
 | deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate; dry_run=false: jobs.deduplicate (a job above 300 live memories) |
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
@@ -46,7 +46,7 @@ from mnemo.services.awaiting import WAIT_SECONDS
 from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
 from mnemo.services.duplicates import Duplicate
 from mnemo.services.imports import items_of
-from mnemo.services.permissions import Operation, may_read
+from mnemo.services.permissions import may_read
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 from mnemo.surfaces.views import user_scope, written_scope
@@ -116,14 +116,11 @@ def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested 
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     def owned(memory_id: str, user_id: str | None) -> Any:
-        wanted = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
-        try:
-            memory = services.memories.get(caller(), memory_id)
+        owner = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
+        try:  # another user's memory: the same answer as a missing id, nothing leaks
+            return services.memories.get(caller(), memory_id, owner=owner)
         except NotFoundError as exc:
             raise NotFoundError(f"Memory not found: {memory_id}") from exc
-        if wanted is not None and memory.user_id != wanted:  # same answer as a missing id: nothing leaks
-            raise NotFoundError(f"Memory not found: {memory_id}")
-        return memory
 
     @server.tool(title="Add a memory", read_only=False, destructive=False, idempotent=False)
     @keyword_safe
@@ -169,12 +166,8 @@ def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested 
     ) -> CallToolResult:
         """Search one user's memories by meaning and words. Hits are separated by ---, each headed [id: <uuid> | score: 0.812] (score in [0, 1]); "No memories found" when nothing matches."""
         command = RetrieveCommand(query=query, top_k=limit, author="all", statuses=LIVE, user_id=user(user_id))
-        if not prefer_cache:
-            return views.found(services.memories.search(caller(), command), user(user_id), "off")
-        hits, cached = services.search_cache.through(
-            caller(), Operation.SEARCH, user(user_id), "search " + command.model_dump_json(),
-            lambda: services.memories.search(caller(), command), lambda found: [h.memory for h in found])
-        return views.found(hits, user(user_id), "hit" if cached else "miss")
+        hits, cache = services.reads.search(caller(), user(user_id), command, prefer_cache=prefer_cache)
+        return views.found(hits, user(user_id), cache)
 
     @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
     def get_memory(memory_id: MemoryId, user_id: UserId = None) -> CallToolResult:
@@ -209,7 +202,7 @@ def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested 
         include_cache_stats: Annotated[bool, Field(description="true: add the cache status to the answer.")] = False,
     ) -> CallToolResult:
         """One page of a user's memories, newest first, as JSON: the memories, next_offset (null on the last page) and total (known once the listing reaches its end, else null)."""
-        page = services.pages.page(caller(), user(user_id), offset, limit, prefer_cache=prefer_cache)
+        page = services.reads.page(caller(), user(user_id), offset, limit, prefer_cache=prefer_cache)
         stats = services.search_cache.stats(caller()) if include_cache_stats else None
         return views.listing(page.items, user(user_id), offset, page.next_offset, page.total, page.cache, stats)
 

@@ -1,5 +1,6 @@
-"""Offset paging over the store's cursors (r3 `get_all_memories` takes offset and limit; the store
-pages by cursor), through the r3 hot set when the caller prefers it."""
+"""r3's reads through its hot set (`prefer_cache`): a search, and offset pages over the store's cursors
+(r3 `get_all_memories` takes offset and limit; the store pages by cursor). What counts as the same
+request (the cache key) is decided here."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mnemo.domain.commands import RetrieveCommand
-from mnemo.domain.models import Memory, Principal, Status
+from mnemo.domain.models import Memory, Principal, ScoredMemory, Status
 from mnemo.services.memories import MemoryService
 from mnemo.services.permissions import Operation
 from mnemo.services.search_cache import SearchCache
@@ -21,13 +22,26 @@ class OffsetPage:
     items: list[Memory]
     next_offset: int | None  # None: this is the last page
     total: int | None  # known once the listing reached its end
-    cache: Literal["hit", "miss", "off"]
+    cache: Cache
 
 
-class OffsetPaging:
+Cache = Literal["hit", "miss", "off"]
+
+
+class HotReads:
     def __init__(self, memories: MemoryService, cache: SearchCache) -> None:
         self._memories = memories
         self._cache = cache
+
+    def search(self, principal: Principal, user_id: str, command: RetrieveCommand, *,
+               prefer_cache: bool) -> tuple[list[ScoredMemory], Cache]:
+        """`memories.search`, answered from the hot set when `prefer_cache` and the same command of the
+        same user was answered there and still holds."""
+        if not prefer_cache:
+            return self._memories.search(principal, command), "off"
+        hits, cached = self._cache.through(principal, Operation.SEARCH, user_id, "search " + command.model_dump_json(),
+                                           lambda: self._memories.search(principal, command), lambda found: [h.memory for h in found])
+        return hits, "hit" if cached else "miss"
 
     def page(self, principal: Principal, user_id: str, offset: int, limit: int, *, prefer_cache: bool) -> OffsetPage:
         """The user's live memories `offset` to `offset + limit`, newest first: every memory up to the
