@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         Reranker,
         SearchIndex,
     )
+    from mnemo.services.adding import AddService
     from mnemo.services.connect_codes import ConnectCodes
     from mnemo.services.connections import ConnectionService
     from mnemo.services.duplicates import DuplicateService
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from mnemo.services.fact_upkeep import FactUpkeep
     from mnemo.services.facts import FactService
     from mnemo.services.graph_traversal import GraphTraversal
+    from mnemo.services.hot_reads import HotReads
     from mnemo.services.import_files import ImportFiles
     from mnemo.services.imports import ImportService
     from mnemo.services.job_runner import JobRunner
@@ -185,6 +187,20 @@ class Container:
             interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
             reranker=(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
         )
+
+    @cached_property
+    def adding(self) -> AddService:
+        """r3 add_memory: the duplicate check, the capture and the bounded wait for its enrichment."""
+        from mnemo.services.adding import AddService
+
+        return AddService(self.memories, self.duplicates, self.store)
+
+    @cached_property
+    def reads(self) -> HotReads:
+        """r3 search_memory and get_all_memories through the hot set (offset pages over the store's cursors)."""
+        from mnemo.services.hot_reads import HotReads
+
+        return HotReads(self.memories, self.search_cache)
 
     @cached_property
     def reranker(self) -> Reranker:

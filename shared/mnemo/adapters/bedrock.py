@@ -179,7 +179,6 @@ class BedrockEmbedder:
 TOOL_NAME = "record_extraction"
 MAX_ENTITIES, MAX_FACTS = 20, 10  # the heuristic twin's caps
 _LLM_MAX_CHARS = 32_000
-_TAG_RE = re.compile(r"<(\s*/?\s*(?:memory_text|speaker|said_at))", re.IGNORECASE)
 _ISO_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 _PREDICATES = PredicateTable()
 # The local extractor's canonical predicates (docs/extraction.md), so both extractors build one graph.
@@ -240,8 +239,14 @@ def extraction_tool_schema() -> dict[str, Any]:
     return schema
 
 
-def _defang(data: str) -> str:
-    return _TAG_RE.sub(r"‹\1", data)
+def tag_guard(*tags: str) -> Callable[[str], str]:
+    """The one prompt-injection guard: a `tags` tag inside (hostile) data is defanged (`<` → `‹`), so
+    the data cannot close its block early and pose as instructions."""
+    pattern = re.compile(r"<(\s*/?\s*(?:" + "|".join(map(re.escape, tags)) + "))", re.IGNORECASE)
+    return lambda data: pattern.sub(r"‹\1", data)
+
+
+_defang = tag_guard("memory_text", "speaker", "said_at")
 
 
 def user_message(text: str, speaker: str | None = None, captured_at: datetime | None = None) -> str:
@@ -379,6 +384,10 @@ class ConverseAdapter:
     def from_settings(cls, settings: MnemoSettings) -> Self:
         return cls(_bedrock_client(), settings.llm_model_id)
 
+    def converse[T](self, params: dict[str, Any], parse: Callable[[dict[str, Any]], T], *, describe: str) -> T:
+        """Every adapter's model call: Converse and the parse of its answer, retried together (`with_retries`)."""
+        return with_retries(lambda: parse(self._client.converse(**params)), sleep=self._sleep, describe=describe)
+
 
 class BedrockExtractor(ConverseAdapter):
     """LLM extraction through the Converse API, forced onto one tool whose schema is the `Extraction` model."""
@@ -388,8 +397,8 @@ class BedrockExtractor(ConverseAdapter):
         if not normalized:
             return Extraction(normalized_text="", category="note", importance=0.0)  # as the heuristic twin
         request = self.request(text, speaker, captured_at)
-        return with_retries(lambda: parse_extraction(self._client.converse(**request), normalized, captured_at),
-                            sleep=self._sleep, describe="LLM extraction")
+        return self.converse(request, lambda response: parse_extraction(response, normalized, captured_at),
+                             describe="LLM extraction")
 
     def request(self, text: str, speaker: str | None = None, captured_at: datetime | None = None) -> dict[str, Any]:
         """The Converse parameters: hardened system prompt, delimited data, forced tool, temperature 0."""

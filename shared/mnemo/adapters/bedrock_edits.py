@@ -9,15 +9,14 @@ call is retried exactly `ATTEMPTS` times (throttling, 5xx, malformed output) and
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from mnemo.adapters.bedrock import (
     ConverseAdapter,
     MalformedOutputError,
     forced_tool_request,
+    tag_guard,
     tool_payload,
-    with_retries,
 )
 from mnemo.domain.edits import AppendText, DeleteSpan, EditOperation, EditPlan, ReplaceSpan, SetStatus, SetText
 from mnemo.domain.models import MAX_TEXT_BYTES, Status
@@ -29,7 +28,6 @@ HELP = (
     "ambiguous, refer to text that is not there, or cannot be applied exactly are refused. Or pass "
     "raw_text to replace the whole text"
 )
-_TAG_RE = re.compile(r"<(\s*/?\s*(?:edit_request|thought_text))", re.IGNORECASE)
 
 SYSTEM_PROMPT = f"""You apply edit requests to one stored note ("thought") of a long-term memory store.
 
@@ -71,8 +69,7 @@ def tool_schema() -> dict[str, Any]:
     }
 
 
-def _defang(data: str) -> str:
-    return _TAG_RE.sub(r"‹\1", data)
+_defang = tag_guard("edit_request", "thought_text")
 
 
 def user_message(request: str, text: str) -> str:
@@ -129,8 +126,7 @@ class BedrockEditInterpreter(ConverseAdapter):
 
     def interpret(self, request: str, text: str) -> EditPlan:
         params = self.request(request, text)
-        return with_retries(lambda: parse_edit_plan(self._client.converse(**params)), sleep=self._sleep,
-                            describe="LLM edit interpretation")
+        return self.converse(params, parse_edit_plan, describe="LLM edit interpretation")
 
     def request(self, request: str, text: str) -> dict[str, Any]:
         """The Converse parameters: hardened system prompt, delimited data, forced tool, temperature 0."""

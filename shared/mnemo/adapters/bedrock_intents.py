@@ -10,7 +10,6 @@ helpers, `adapters/bedrock.py`). What a failure does to the edge is the service'
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,8 +18,8 @@ from mnemo.adapters.bedrock import (
     ConverseAdapter,
     MalformedOutputError,
     forced_tool_request,
+    tag_guard,
     tool_payload,
-    with_retries,
 )
 from mnemo.domain.intents import INTENT_LABELS, IntentAnnotation
 
@@ -28,7 +27,6 @@ TOOL_NAME = "record_intent"
 NO_INTENT = "none"
 ANNOTATOR = "bedrock"
 _MAX_EPISODE_CHARS = 8_000
-_TAG_RE = re.compile(r"<(\s*/?\s*(?:fact_edge|episode_text))", re.IGNORECASE)
 
 SYSTEM_PROMPT = f"""You label the intent a fact of a long-term memory store expresses.
 
@@ -58,8 +56,7 @@ def tool_schema() -> dict[str, Any]:
     }
 
 
-def _defang(data: str) -> str:
-    return _TAG_RE.sub(r"‹\1", data)
+_defang = tag_guard("fact_edge", "episode_text")
 
 
 def user_message(sentence: str, episode: str | None) -> str:
@@ -100,8 +97,8 @@ class BedrockIntentAnnotator(ConverseAdapter):
 
     def annotate(self, sentence: str, predicate: str, *, episode: str | None = None) -> dict[str, object] | None:
         params = self.request(sentence, episode)
-        return with_retries(lambda: parse_intent(self._client.converse(**params), sentence, episode),
-                            sleep=self._sleep, describe="LLM intent annotation")
+        return self.converse(params, lambda response: parse_intent(response, sentence, episode),
+                             describe="LLM intent annotation")
 
     def request(self, sentence: str, episode: str | None = None) -> dict[str, Any]:
         return forced_tool_request(self.model_id, system=SYSTEM_PROMPT, user=user_message(sentence, episode),

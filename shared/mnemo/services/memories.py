@@ -185,10 +185,11 @@ class MemoryService:
             self._enqueue(stored)
         return stored
 
-    def get(self, principal: Principal, memory_id: str) -> Memory:
+    def get(self, principal: Principal, memory_id: str, *, owner: str | None = None) -> Memory:
+        """`owner`: the user the caller named (r3's user_id); another user's memory is not found."""
         authorize(principal, Operation.READ)
         self._meter.charge(principal, Operation.READ)
-        return self._load(principal, memory_id)
+        return self._load(principal, memory_id, owner)
 
     def _load(self, principal: Principal, memory_id: str, owner: str | None = None) -> Memory:
         """The caller's tenant's memory, for an operation whose permission was already checked.

@@ -92,6 +92,12 @@ CHECK_SKIPPED_AT_RETRIEVAL_CAP = ("skipped: this tenant's monthly retrieval limi
                                   "with stored memories (an import still skips items by their source id)")
 
 
+def may_read(principal: Principal) -> bool:
+    """Whether a write's answer may carry stored text the call did not send (the memory as it now
+    stands): only for a key that may read; otherwise it names the id, version and what the call set."""
+    return principal.allows(REQUIRED[Operation.READ])
+
+
 def content_check(principal: Principal, asked: bool | None, argument: str) -> tuple[bool, str | None]:
     """Whether a write compares its text with the user's stored memories (a duplicate check), and the
     note its answer carries when it does not for lack of scope. The comparison is a read (it finds and

@@ -7,16 +7,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mnemo.bootstrap import Container  # the type FastAPI resolves for the dependency, not a lookup
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, Memory, NamespaceId, Principal, Status
 from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService
-from mnemo.services.permissions import REQUIRED, Operation
+from mnemo.services.permissions import REQUIRED, Operation, may_read
 from mnemo.services.status import StatusService
 from mnemo.surfaces.auth import authenticate
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
 from mnemo.surfaces.views import (
     SCOPE_WRITTEN,
@@ -31,22 +31,22 @@ from mnemo.surfaces.views import (
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
 
-def services(request: Request) -> Container:
+def services(request: Request) -> ServiceFacade:
     """The container `create_app` was given: every route's services come through this dependency."""
     return request.app.state.services()
 
 
-def principal(request: Request, container: Annotated[Container, Depends(services)]) -> Principal:
+def principal(request: Request, container: Annotated[ServiceFacade, Depends(services)]) -> Principal:
     """Authenticated by `RestGate` before the body was read; the lookup here serves apps built without it."""
     found = getattr(request.state, "principal", None)
     return found if isinstance(found, Principal) else authenticate(container.keys, request.headers)
 
 
-def memories(container: Annotated[Container, Depends(services)]) -> MemoryService:
+def memories(container: Annotated[ServiceFacade, Depends(services)]) -> MemoryService:
     return container.memories
 
 
-def status_service(container: Annotated[Container, Depends(services)]) -> StatusService:
+def status_service(container: Annotated[ServiceFacade, Depends(services)]) -> StatusService:
     return container.status
 
 
@@ -223,10 +223,6 @@ class ChangedMemory(BaseModel):
     scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
-def may_read(caller: Principal) -> bool:
-    return caller.allows(REQUIRED[Operation.READ])
-
-
 @router.patch("/memories/{memory_id}", response_model=UpdatedMemory | ChangedMemory)
 def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: Memories,
                   idempotency_key: IdempotencyKey = None) -> UpdatedMemory | ChangedMemory:
@@ -245,7 +241,7 @@ def update_memory(memory_id: str, body: UpdateMemory, caller: Caller, service: M
 
 @router.delete("/memories/{memory_id}", response_model=WrittenMemory | ChangedMemory | ErasureReceipt)
 def delete_memory(
-    memory_id: str, caller: Caller, service: Memories, container: Annotated[Container, Depends(services)],
+    memory_id: str, caller: Caller, service: Memories, container: Annotated[ServiceFacade, Depends(services)],
     hard: Annotated[bool, Query(description="true: erase permanently (GDPR), answering with a receipt.")] = False,
 ) -> WrittenMemory | ChangedMemory | ErasureReceipt:
     """Archive (the memory; to a key without memory:read only its id, version and status), or erase with hard=true."""

@@ -12,12 +12,13 @@ from mnemo.domain.models import NamespaceId, Principal
 from mnemo.errors import ValidationFailed
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.jobs import JOB_PAGE, JobPage
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1", tags=["erasure"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 
 
 @router.delete("/users/{user_id}", status_code=202, response_model=ErasureReceipt)

@@ -12,6 +12,7 @@ from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.timestamps import IsoTimestamp
 from mnemo.services.fact_search import FactSearchQuery
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.fact_views import (
     EdgeHistory,
     EntityResult,
@@ -26,11 +27,11 @@ from mnemo.surfaces.fact_views import (
     retracted,
 )
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1", tags=["facts"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 
 
 class AddEpisode(BaseModel):

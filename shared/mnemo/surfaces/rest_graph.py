@@ -12,13 +12,14 @@ from mnemo.domain.graph import FactStatus
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.namespace import Namespace
 from mnemo.services.graph_traversal import FANOUT, MAX_DEPTH, MAX_PATHS
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.fact_views import Edge, Node, edge, node
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1", tags=["facts"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 UserId = Annotated[NamespaceId | None, Query(description=(
     "The user whose graph is read: default `default`; a key bound to a user: that user (naming another is 403)."))]
 GroupId = Annotated[NamespaceId, Query(description="The group (sub-namespace) whose graph is read.")]

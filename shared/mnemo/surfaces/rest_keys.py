@@ -17,12 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.timestamps import IsoTimestamp
 from mnemo.ports import ApiKeyRecord
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 
 
 class CreateKey(BaseModel):

@@ -13,16 +13,17 @@ from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.oauth_records import Grant
 from mnemo.errors import NotFoundError
 from mnemo.services.connect_codes import DEFAULT_MINUTES, MAX_MINUTES
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1/oauth", responses=ERROR_RESPONSES, tags=["oauth"])
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 User = Annotated[NamespaceId, Query(description="Whose grants.")]
 
 
-def _enabled(container: Container) -> None:
+def _enabled(container: ServiceFacade) -> None:
     if not container.settings.oauth_enabled:
         raise NotFoundError("OAuth is off on this deployment (MNEMO_OAUTH_ENABLED): connect apps with an API key")
 

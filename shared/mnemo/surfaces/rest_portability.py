@@ -14,13 +14,14 @@ from mnemo.domain.models import NamespaceId, Principal
 from mnemo.services.exports import ExportPage, ndjson
 from mnemo.services.imports import ImportReport, items_of
 from mnemo.services.jobs import SYNC_IMPORT_LIMIT
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 from mnemo.surfaces.views import user_scope
 
 router = APIRouter(prefix="/v1", tags=["import and export"], responses=ERROR_RESPONSES)
 Caller = Annotated[Principal, Depends(principal)]
-Services = Annotated[Container, Depends(services)]
+Services = Annotated[ServiceFacade, Depends(services)]
 NDJSON = "application/x-ndjson"
 NEXT_CURSOR_HEADER = "x-next-cursor"
 

@@ -14,19 +14,20 @@ from fastapi import APIRouter, Depends, Query, Response
 from mnemo.domain.models import Principal
 from mnemo.domain.tenancy import Usage
 from mnemo.services.status import FAILED_PAGE, FailedMemory, Retried
+from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.openapi import ERROR_RESPONSES
-from mnemo.surfaces.rest import Container, principal, services
+from mnemo.surfaces.rest import principal, services
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
 
 @router.get("/usage", response_model=Usage)
-def usage(caller: Annotated[Principal, Depends(principal)], container: Annotated[Container, Depends(services)]) -> Usage:
+def usage(caller: Annotated[Principal, Depends(principal)], container: Annotated[ServiceFacade, Depends(services)]) -> Usage:
     return container.meter.usage(caller.tenant)
 
 
 @router.get("/status/failed", response_model=list[FailedMemory])
-def failed_enrichments(caller: Annotated[Principal, Depends(principal)], container: Annotated[Container, Depends(services)],
+def failed_enrichments(caller: Annotated[Principal, Depends(principal)], container: Annotated[ServiceFacade, Depends(services)],
                        response: Response, limit: Annotated[int, Query(ge=1, le=FAILED_PAGE)] = FAILED_PAGE) -> list[FailedMemory]:
     """This tenant's memories whose enrichment failed after every retry, with the reason, most recently
     changed first (a user-bound key: its user's). Needs memory:read."""
@@ -35,7 +36,7 @@ def failed_enrichments(caller: Annotated[Principal, Depends(principal)], contain
 
 
 @router.post("/status/retry", response_model=Retried)
-def retry_failed_enrichments(caller: Annotated[Principal, Depends(principal)], container: Annotated[Container, Depends(services)],
+def retry_failed_enrichments(caller: Annotated[Principal, Depends(principal)], container: Annotated[ServiceFacade, Depends(services)],
                              limit: Annotated[int, Query(ge=1, le=FAILED_PAGE)] = FAILED_PAGE) -> Retried:
     """Queue this tenant's failed memories again (at most `limit`, newest change first; admin keys).
     The dead-letter queue holds every tenant's messages: redriving it stays the operator's CLI command."""

@@ -19,16 +19,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
-ProfileBuilder = Callable[["Container"], "ProfileServer"]
+ProfileBuilder = Callable[["ServiceFacade"], "ProfileServer"]
 
 
 def _built_by(module: str) -> ProfileBuilder:
     """`build` of mnemo.surfaces.profiles.<module>, imported on the first call."""
 
-    def build(services: Container) -> ProfileServer:
+    def build(services: ServiceFacade) -> ProfileServer:
         return import_module(f"{__name__}.{module}").build(services)
 
     return build

@@ -31,7 +31,7 @@ from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, thought_view, written_scope
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
 
 INSTRUCTIONS = (
     "Mnemo is the user's long-term memory. Capture durable facts, decisions, preferences and tasks with "
@@ -88,7 +88,7 @@ class DeleteResult(BaseModel):
     scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
-def build(services: Container) -> ProfileServer:
+def build(services: ServiceFacade) -> ProfileServer:
     server = ProfileServer(name="mnemo", title="Mnemo memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     @server.tool(title="Capture a thought", read_only=False, destructive=False, idempotent=False)

@@ -45,7 +45,7 @@ from mnemo.surfaces.fact_views import (
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
 
 INSTRUCTIONS = (
     "A temporal knowledge graph of the team's facts. When the user says 'remember that...', call add_episode; "
@@ -72,7 +72,7 @@ ExtractIntent = Annotated[bool, Field(
     "this call creates; costs an intents credit per annotated edge.")]
 
 
-def build(services: Container) -> ProfileServer:
+def build(services: ServiceFacade) -> ProfileServer:
     server = ProfileServer(name="mnemo-facts", title="Mnemo episodes & facts", instructions=INSTRUCTIONS, wording=WORDING,
                           error_envelope=True)
 

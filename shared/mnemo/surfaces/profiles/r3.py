@@ -2,11 +2,11 @@
 
 | tool | seed arguments (defaults) | service call |
 |---|---|---|
-| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | duplicates.before_capture (no check for a key without memory:read), memories.capture |
-| search_memory | query, limit=10, prefer_cache=true, user_id | memories.search (user_id forwarded), through search_cache when prefer_cache |
-| get_memory | memory_id, user_id | memories.get |
+| add_memory | content \\| messages, user_id, metadata, priority, async=true, skip_duplicate_check=false | adding.add: the duplicate check (none for a key without memory:read), the capture, the wait (async=false) |
+| search_memory | query, limit=10, prefer_cache=true, user_id | reads.search: memories.search (user_id forwarded), through search_cache when prefer_cache |
+| get_memory | memory_id, user_id | memories.get with owner |
 | update_memory | memory_id, content, metadata, user_id | memories.edit with owner (memory:write only; metadata-only keeps content; content re-embeds) |
-| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | memories.browse (the page itself), through search_cache when prefer_cache |
+| get_all_memories | user_id, limit=100, offset=0, prefer_cache, include_cache_stats | reads.page: offset paging over memories.browse, through search_cache when prefer_cache |
 | delete_memory | memory_id | memories.archive (soft) |
 | deduplicate_memories | user_id, similarity_threshold=0.85, dry_run=true | duplicates.deduplicate; dry_run=false: jobs.deduplicate (a job above 300 live memories) |
 | cache_stats, optimize_cache | -, force_refresh, max_memories | search_cache.stats, search_cache.optimize (this instance's hot set) |
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand
 from mnemo.domain.jobs import JobReceipt
-from mnemo.domain.models import NamespaceId, Permission, Status
+from mnemo.domain.models import NamespaceId, Status
 from mnemo.domain.namespace import Namespace
 from mnemo.errors import (
     DependencyError,
@@ -42,16 +42,17 @@ from mnemo.errors import (
     TenantSuspendedError,
     ValidationFailed,
 )
-from mnemo.services.awaiting import WAIT_SECONDS, wait_for_enrichment
+from mnemo.services.awaiting import WAIT_SECONDS
 from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
+from mnemo.services.duplicates import Duplicate
 from mnemo.services.imports import items_of
-from mnemo.services.permissions import Operation
+from mnemo.services.permissions import may_read
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 from mnemo.surfaces.views import user_scope, written_scope
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
 
 INSTRUCTIONS = (
     "r3 memory tools. Call search_memory before answering questions that past context could inform; call "
@@ -111,18 +112,15 @@ def graph_namespace(user_id: str | None) -> Namespace:
     return Namespace(tenant=caller().tenant, user_id=user_id)
 
 
-def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
+def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     def owned(memory_id: str, user_id: str | None) -> Any:
-        wanted = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
-        try:
-            memory = services.memories.get(caller(), memory_id)
+        owner = None if user_id is None else user(user_id)  # a bound key naming another user: refused first
+        try:  # another user's memory: the same answer as a missing id, nothing leaks
+            return services.memories.get(caller(), memory_id, owner=owner)
         except NotFoundError as exc:
             raise NotFoundError(f"Memory not found: {memory_id}") from exc
-        if wanted is not None and memory.user_id != wanted:  # same answer as a missing id: nothing leaks
-            raise NotFoundError(f"Memory not found: {memory_id}")
-        return memory
 
     @server.tool(title="Add a memory", read_only=False, destructive=False, idempotent=False)
     @keyword_safe
@@ -143,22 +141,20 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             raise ValidationFailed("messages: no user or system message with content (assistant messages are dropped)")
         meta = {**(metadata or {}), **({"priority": priority} if priority else {})}
         command = CaptureCommand(raw=text, user_id=user(user_id), as_user=True, metadata=meta)
-        asked = not skip_duplicate_check if given("skip_duplicate_check") else None  # None: the default
-        check = services.duplicates.before_capture(caller(), user(user_id), command.raw, asked=asked,
-                                                   argument="skip_duplicate_check")
-        if (existing := check.duplicate) is not None:
-            return views.result(f"Already saved (id: {existing.memory.id})",
-                                {"id": existing.memory.id, "duplicate": existing.kind, "similarity": existing.similarity})
-        memory = services.memories.capture(caller(), command)
+        added = services.adding.add(caller(), command, argument="skip_duplicate_check", wait=not async_,
+                                    skip_duplicates=skip_duplicate_check if given("skip_duplicate_check") else None)
+        if isinstance(added, Duplicate):
+            return views.result(f"Already saved (id: {added.memory.id})",
+                                {"id": added.memory.id, "duplicate": added.kind, "similarity": added.similarity})
+        memory = added.memory
         scope = written_scope(memory.namespace)
-        skipped = {"duplicate_check": check.skipped} if check.skipped else {}
-        said = f"Saved (id: {memory.id})" + (f"; duplicate check {check.skipped}" if check.skipped else "")
+        skipped = {"duplicate_check": added.skipped} if added.skipped else {}
+        said = f"Saved (id: {memory.id})" + (f"; duplicate check {added.skipped}" if added.skipped else "")
         if async_:
             return views.result(said, {"id": memory.id, "enrichment": "queued", **skipped, "scope": scope})
-        settled = wait_for_enrichment(services.store, memory)
-        state = settled.enrichment.state.value
+        state = memory.enrichment.state.value
         note = {"pending": f"; enrichment not finished after {WAIT_SECONDS:.0f} s, it continues in the background",
-                "failed": f"; enrichment failed: {settled.enrichment.error}"}.get(state, "; enriched")
+                "failed": f"; enrichment failed: {memory.enrichment.error}"}.get(state, "; enriched")
         return views.result(f"{said}{note}", {"id": memory.id, "enrichment": state, **skipped, "scope": scope})
 
     @server.tool(title="Search memories", read_only=True, destructive=False, idempotent=True)
@@ -170,12 +166,8 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
     ) -> CallToolResult:
         """Search one user's memories by meaning and words. Hits are separated by ---, each headed [id: <uuid> | score: 0.812] (score in [0, 1]); "No memories found" when nothing matches."""
         command = RetrieveCommand(query=query, top_k=limit, author="all", statuses=LIVE, user_id=user(user_id))
-        if not prefer_cache:
-            return views.found(services.memories.search(caller(), command), user(user_id), "off")
-        hits, cached = services.search_cache.through(
-            caller(), Operation.SEARCH, user(user_id), "search " + command.model_dump_json(),
-            lambda: services.memories.search(caller(), command), lambda found: [h.memory for h in found])
-        return views.found(hits, user(user_id), "hit" if cached else "miss")
+        hits, cache = services.reads.search(caller(), user(user_id), command, prefer_cache=prefer_cache)
+        return views.found(hits, user(user_id), cache)
 
     @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
     def get_memory(memory_id: MemoryId, user_id: UserId = None) -> CallToolResult:
@@ -198,7 +190,7 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
             updated = services.memories.edit(caller(), memory_id, EditCommand(raw_text=content, metadata=metadata), owner=owner)
         except NotFoundError as exc:
             raise NotFoundError(f"Memory not found: {memory_id}") from exc
-        data = views.memory(updated) if caller().allows(Permission.READ) else views.changed(updated, content, metadata)
+        data = views.memory(updated) if may_read(caller()) else views.changed(updated, content, metadata)
         return views.result(views.as_json(data), {**data, "scope": written_scope(updated.namespace)})
 
     @server.tool(title="List memories", read_only=True, destructive=False, idempotent=True)
@@ -210,28 +202,9 @@ def build(services: Container) -> ProfileServer:  # noqa: C901 - one nested func
         include_cache_stats: Annotated[bool, Field(description="true: add the cache status to the answer.")] = False,
     ) -> CallToolResult:
         """One page of a user's memories, newest first, as JSON: the memories, next_offset (null on the last page) and total (known once the listing reaches its end, else null)."""
-        wanted = offset + limit
-
-        def read() -> tuple[list[Any], bool]:  # every memory up to the page (and one past it), and whether that is all
-            items, cursor = list[Any](), None
-            while len(items) <= wanted:
-                page = services.memories.browse(caller(), RetrieveCommand(
-                    top_k=100, author="all", statuses=LIVE, user_id=user(user_id),
-                    cursor_created_at=cursor.cursor_created_at if cursor else None, cursor_id=cursor.cursor_id if cursor else None))
-                items.extend(page.items)
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-            return items, cursor is None and len(items) <= wanted
-
-        if prefer_cache:  # the entry holds every memory read, so an archive before the page also makes it stale
-            (items, done), cached = services.search_cache.through(
-                caller(), Operation.BROWSE, user(user_id), f"list {wanted}", read, lambda listed: listed[0])
-        else:
-            (items, done), cached = read(), False
+        page = services.reads.page(caller(), user(user_id), offset, limit, prefer_cache=prefer_cache)
         stats = services.search_cache.stats(caller()) if include_cache_stats else None
-        return views.listing(items[offset:wanted], user(user_id), offset, None if done else wanted,
-                             len(items) if done else None, ("hit" if cached else "miss") if prefer_cache else "off", stats)
+        return views.listing(page.items, user(user_id), offset, page.next_offset, page.total, page.cache, stats)
 
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
     def delete_memory(memory_id: MemoryId) -> CallToolResult:

@@ -39,7 +39,7 @@ from mnemo.surfaces.profiles import thrindex_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
 if TYPE_CHECKING:
-    from mnemo.bootstrap import Container
+    from mnemo.surfaces.facade import ServiceFacade
 
 INSTRUCTIONS = (
     "Thrindex memory tools. At the start of every conversation call search_memories with a broad query "
@@ -81,7 +81,7 @@ def any_level(value: str | None) -> str | None:
     return value.strip() or None if value is not None else None
 
 
-def build(services: Container) -> ProfileServer:
+def build(services: ServiceFacade) -> ProfileServer:
     server = ProfileServer(name="thrindex", title="Thrindex memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     @server.tool(title="Store a memory", read_only=False, destructive=False, idempotent=False)
