@@ -68,3 +68,20 @@ def test_a_negation_with_nothing_to_retire_is_stored_negative(container, princip
     assert (negative.polarity, negative.status) == ("negative", FactStatus.ACTIVE)
     assert (positive.polarity, positive.status) == ("positive", FactStatus.ACTIVE)  # the control
     assert negative.uuid != positive.uuid
+
+
+def test_a_memorys_detail_shows_its_superseded_facts_on_request(http, container, principal, drain) -> None:  # noqa: ANN001
+    from tests.integration.conftest import auth
+
+    initech = _said(container, principal, "Kim works at Initech.", MAY)
+    globex = _said(container, principal, "Kim works at Globex.", JUNE)  # "works at" is single-valued: Initech retires
+    drain()
+    newer = http.get(f"/v1/memories/{globex.id}", headers=auth()).json()["facts"]
+    assert [(f["object"], f["status"]) for f in newer] == [("Globex", "active")]  # the control: an active fact shows
+    # By default the older memory shows only active facts: none left
+    assert http.get(f"/v1/memories/{initech.id}", headers=auth()).json()["facts"] == []
+    # Asked for, its superseded fact comes back with its status and what superseded it
+    (old,) = http.get(f"/v1/memories/{initech.id}?include_inactive=true", headers=auth()).json()["facts"]
+    assert (old["object"], old["status"], old["invalidated_by"]) == ("Initech", "invalidated", newer[0]["uuid"])
+    refused = http.get(f"/v1/memories/{initech.id}?include_inactive=maybe", headers=auth())
+    assert (refused.status_code, refused.json()["error"]["message"]) == (400, "include_inactive: must be true or false")

@@ -203,12 +203,14 @@ class MemoryService:
         self.get(principal, memory_id)
         return self._store.history(principal.tenant, memory_id)
 
-    def detail(self, principal: Principal, memory_id: str) -> tuple[Memory, list[Link], list[Fact]]:
-        """The memory with its links and the active facts it supports (derived by enrichment)."""
+    def detail(self, principal: Principal, memory_id: str, *, include_inactive: bool = False,
+               ) -> tuple[Memory, list[Link], list[Fact]]:
+        """The memory with its links and the facts it supports (derived by enrichment): the active
+        ones, or with `include_inactive` also those a later fact invalidated or a caller retracted."""
         memory = self.get(principal, memory_id)
         links = self._graph.links(principal.tenant, memory_id) if self._graph is not None else []
         facts = self._facts.for_memory(principal.tenant, memory_id) if self._facts is not None else []
-        return memory, links, [f for f in facts if f.status == FactStatus.ACTIVE]
+        return memory, links, [f for f in facts if include_inactive or f.status == FactStatus.ACTIVE]
 
     # -- reads ---------------------------------------------------------------------------
     def scope(self, principal: Principal, command: RetrieveCommand) -> NamespaceFilter:

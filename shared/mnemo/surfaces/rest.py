@@ -197,8 +197,10 @@ def list_memories(
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryDetail)
-def get_memory(memory_id: str, caller: Caller, service: Memories) -> MemoryDetail:
-    return memory_detail(*service.detail(caller, memory_id))
+def get_memory(memory_id: str, caller: Caller, service: Memories, include_inactive: Annotated[bool, Query(
+        description="Also the facts of this memory that a later fact invalidated or a caller retracted.")] = False,
+               ) -> MemoryDetail:
+    return memory_detail(*service.detail(caller, memory_id, include_inactive=include_inactive))
 
 
 @router.get("/memories/{memory_id}/history", response_model=list[Activity])

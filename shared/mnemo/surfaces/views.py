@@ -105,6 +105,9 @@ class FactView(BaseModel):
     object: str
     polarity: Literal["positive", "negative"] = Field(description="negative: the memory says it is not (or no longer) so.")
     version: int = Field(description="The memory version the fact was extracted from.")
+    uuid: str
+    status: str = Field(description="active, or (with include_inactive) invalidated / retracted.")
+    invalidated_by: str | None = Field(default=None, description="The fact that superseded this one, if one did.")
 
 
 class MemoryDetail(MemoryView):
@@ -180,5 +183,6 @@ def memory_detail(memory: Memory, links: list[Link], facts: list[Fact]) -> Memor
         **memory_view(memory).model_dump(),
         links=[LinkView(id=link.other_id, weight=link.weight, reason=link.reason) for link in links],
         facts=[FactView(subject=f.subject.name, predicate=f.predicate, object=f.object.name, polarity=f.polarity,
-                        version=f.source_version(memory.id) or memory.version) for f in facts],
+                        version=f.source_version(memory.id) or memory.version, uuid=f.uuid, status=f.status.value,
+                        invalidated_by=f.invalidated_by) for f in facts],
     )

@@ -7,7 +7,7 @@ import { enrichment } from "./memories.js";
 const CONFIRM = "erase";
 
 export async function render(view, ctx, id) {
-  const [memory, history] = await Promise.all([get(`/v1/memories/${encodeURIComponent(id)}`),
+  const [memory, history] = await Promise.all([get(`/v1/memories/${encodeURIComponent(id)}?include_inactive=true`),
     get(`/v1/memories/${encodeURIComponent(id)}/history`)]);
   const reload = () => render(view, ctx, id);
   replace(view,
@@ -32,9 +32,10 @@ export async function render(view, ctx, id) {
         el("a", { href: `#/memories/${encodeURIComponent(link.id)}` }, link.id), ` (${link.reason}, weight ${Number(link.weight).toFixed(2)})`)))
         : el("p", {}, "No links yet (they appear once the memory is enriched).")),
     el("section", { "aria-labelledby": "facts-title" },
-      el("h3", { id: "facts-title" }, "Facts it supports (active; the entity timeline shows superseded ones)"),
-      memory.facts.length ? el("ul", {}, ...memory.facts.map((fact) => el("li", {},
-        `${fact.subject} — ${fact.predicate} — ${fact.object} (from version ${fact.version}) `,
+      el("h3", { id: "facts-title" }, "Facts it supports"),
+      memory.facts.length ? el("ul", {}, ...memory.facts.map((fact) => el("li", { className: `fact ${fact.status}` },
+        `${fact.subject} — ${fact.polarity === "negative" ? "not " : ""}${fact.predicate} — ${fact.object} `,
+        `(from version ${fact.version}; ${fact.status}${fact.invalidated_by ? `, superseded by fact ${fact.invalidated_by}` : ""}) `,
         el("a", { href: `#/entities/${encodeURIComponent(`name:${fact.subject}`)}` }, `timeline of ${fact.subject}`))))
         : el("p", {}, "No facts extracted from this memory.")));
 }
