@@ -206,7 +206,7 @@ class EnrichmentService:
         named = [e.name for e in item.extraction.entities] if item.extraction else []
         with failing([Planned(item, memory, Derived(None, named, None, []))]):
             return Planned(item, memory, self._write_derived(item, memory, batch))
-        return None
+        return None  # failed: recorded on the task by `failing`
 
     def _apply_graph(self, planned: list[Planned]) -> None:
         """Stage 6: the graph's writes of the whole batch; failing fails the tasks in it."""
