@@ -10,7 +10,7 @@ from typing import Any, cast
 from mnemo.adapters.dynamodb_codec import all_items, deserialize, memory_pk, serialize
 from mnemo.adapters.dynamodb_fact_items import NAMED_PREFIX
 from mnemo.adapters.dynamodb_table import DynamoDbTable
-from mnemo.domain.graph import Link, canonical_key
+from mnemo.domain.graph import Link, canonical_key, entity_key
 from mnemo.domain.models import Memory
 from mnemo.ports import GraphChange
 
@@ -19,10 +19,6 @@ LINK_PREFIX = "L#"
 ENTITY_PREFIX = "N#"  # the memory's own record of which postings it owns (to delete them later)
 
 _Plan = tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[str, str]]]  # puts, deletes
-
-
-def entity_key(name: str) -> str:
-    return " ".join(name.casefold().split())
 
 
 def posting_pk(tenant: str, user_id: str, entity: str) -> str:

@@ -56,6 +56,13 @@ def canonical_key(name: str) -> str:
     return key or " ".join(name.casefold().split())  # a name made only of punctuation keeps its own form
 
 
+def entity_key(name: str) -> str:
+    """The key of a memory-graph entity (its postings, and the entity links of the memories naming
+    it): case and whitespace folded, punctuation kept. Not `canonical_key`: stored posting keys have
+    this form, and changing it would orphan them."""
+    return " ".join(name.casefold().split())
+
+
 def canonical_predicate(predicate: str) -> str:
     """Underscores become spaces, case and whitespace folded (`"lives_in"` == `"Lives in"`)."""
     return " ".join(predicate.replace("_", " ").casefold().split())

@@ -2,6 +2,11 @@
 
 At-least-once safe: a task for an outdated version is skipped, derived items have deterministic
 keys (a replay rewrites the same items), and the final write is conditional on the revision read.
+
+Explicit stages over each task's outcome (`enrichment_batch.Outcome`: ok, skipped with a reason,
+failed with the error, recorded only by `enrichment_batch.failing`); a stage works on the tasks
+still ok. `prepare`: load → check and extract → embed. `complete_batch`: sequence → write →
+graph → timelines → the erasure-race check → mark enriched.
 """
 
 from __future__ import annotations
@@ -9,13 +14,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from mnemo.domain.extraction import Extraction
-from mnemo.domain.extraction import Fact as ExtractedFact
-from mnemo.domain.graph import EntityMention, Fact, Link, canonical_key, derived_fact, graph_key
-from mnemo.domain.intents import is_annotated
+from mnemo.domain.graph import Link, canonical_key, entity_key, graph_key
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, MnemoError
@@ -29,10 +32,10 @@ from mnemo.ports import (
     MemoryStore,
     SearchIndex,
 )
-from mnemo.services.enrichment_batch import Batch, Derived, by_tenant, entity_key
+from mnemo.services.enrichment_batch import Batch, Derived, Failed, Planned, Prepared, Skipped, by_tenant, failing
+from mnemo.services.enrichment_facts import EnrichmentFacts, mentions
 from mnemo.services.erasure import ErasureService
-from mnemo.services.fact_upkeep import FactUpkeep, Group
-from mnemo.services.intents import annotate_edge
+from mnemo.services.fact_upkeep import FactUpkeep
 from mnemo.services.metering import Meter
 
 logger = logging.getLogger(__name__)
@@ -52,41 +55,6 @@ SEQUENCE_WINDOW = timedelta(minutes=30)
 # bench/README.md).
 PREVIOUS_CONTEXT_WORDS = 6
 SAME_MOMENT = timedelta(hours=6)
-
-
-@dataclass
-class Prepared:
-    """One task after the batch-wide steps; `error` is set when those failed for this task."""
-
-    task: EnrichmentTask
-    memory: Memory | None = None
-    extraction: Extraction | None = None
-    vector: list[float] | None = None
-    fact_vectors: dict[str, list[float]] = field(default_factory=dict)  # fact sentence -> its embedding
-    error: Exception | None = None
-    skip_reason: str | None = None
-
-
-MAX_ALIASES = 10  # per entity and memory: an extractor's aliases become keys of the name table
-MAX_ALIAS_CHARS = 200
-
-
-def mentions(extraction: Extraction) -> dict[str, EntityMention]:
-    """The entities an extraction's facts need, by canonical name: its entities (with their
-    aliases), then each fact's subject and object."""
-    found: dict[str, EntityMention] = {}
-    for entity in extraction.entities:
-        found.setdefault(canonical_key(entity.name), EntityMention(
-            name=entity.name, type=entity.kind,
-            aliases=[a for a in entity.aliases if a.strip() and len(a) <= MAX_ALIAS_CHARS][:MAX_ALIASES]))
-    for name in (n for f in extraction.facts for n in (f.subject, f.object)):
-        found.setdefault(canonical_key(name), EntityMention(name=name))
-    return found
-
-
-def fact_text(fact: ExtractedFact) -> str:
-    """A derived fact's sentence: the memory's own words for the triple ("not" before a negation's predicate)."""
-    return f"{fact.subject} {'not ' if fact.polarity == 'negative' else ''}{fact.predicate} {fact.object}"
 
 
 def previous_words(text: str) -> str:
@@ -109,74 +77,90 @@ class EnrichmentService:
         extractor: Extractor,
         *,
         facts: FactStore,
-        upkeep: FactUpkeep | None = None,
-        erasure: ErasureService | None = None,
+        upkeep: FactUpkeep,
+        erasure: ErasureService,
+        meter: Meter,
         clock: Callable[[], datetime] = utcnow,
-        meter: Meter | None = None,
     ) -> None:
-        self._meter = meter or Meter()  # counts the intents credits of annotated edges
-        self._upkeep = upkeep
         self._erasure = erasure
         self._store = store
         self._graph = graph
         self._facts = facts
+        self._fact_stage = EnrichmentFacts(facts, upkeep, meter, clock)
         self._index = index
         self._embedder = embedder
         self._extractor = extractor
         self._clock = clock
 
+    # -- prepare: the batch-wide stages ------------------------------------------------------
     def prepare(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
         """Load (one consistent BatchGetItem per tenant), check tombstones (one more), extract and
         embed a whole batch; one embedding call for all live memories."""
-        prepared = [Prepared(task=t) for t in tasks]
-        for tenant, items in by_tenant(prepared).items():
-            try:
-                ids = [p.task.memory_id for p in items]
-                found = {m.id: m for m in self._store.get_many(tenant, ids, consistent=True)}
-                erased = self._erasure.erased_among(tenant, ids) if self._erasure is not None else set()
-            except Exception as exc:  # noqa: BLE001 - the batch read failing fails its tasks
-                for item in items:
-                    item.error = exc
-                continue
-            for item in items:
-                item.memory = found.get(item.task.memory_id)
-                if item.task.memory_id in erased:
-                    item.skip_reason = "memory erased"
-        for item in prepared:
-            if item.error is not None or item.skip_reason is not None:
-                continue
-            try:
-                if item.memory is None:  # missing, or unreadable: the single read says which (and raises)
-                    item.memory = self._store.get(item.task.tenant, item.task.memory_id)
-                if item.memory is None:
-                    item.skip_reason = "memory no longer exists"
-                elif item.memory.version != item.task.version:
-                    item.skip_reason = f"stale task (v{item.task.version}, memory at v{item.memory.version})"
-                elif item.memory.enrichment.state == EnrichmentState.ENRICHED and not item.task.reindex:
-                    item.skip_reason = "already enriched"  # redelivery after success
-                elif item.memory.status != Status.ARCHIVED:
-                    item.extraction = self._extract(item.memory)
-            except Exception as exc:  # noqa: BLE001 - kept per task, re-raised by complete()
-                item.error = exc
-        live = [p for p in prepared if p.extraction is not None]
-        if live:
-            # One embedding call for the batch: each memory's text, then its facts (sentence and
-            # canonical form, FactUpkeep.embedding_text) for the facts index, keyed by sentence.
-            texts = [p.extraction.normalized_text for p in live]  # type: ignore[union-attr]
-            sentences = [(p, fact_text(f)) for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
-            fact_texts = [self._upkeep.embedding_text(fact_text(f), f.subject, f.predicate, f.object)
-                          for p in live for f in p.extraction.facts] if self._upkeep else []  # type: ignore[union-attr]
-            try:
-                vectors = self._embedder.embed(texts + fact_texts)
-                for item, vector in zip(live, vectors[: len(live)], strict=True):
-                    item.vector = vector
-                for (item, sentence), vector in zip(sentences, vectors[len(live):], strict=True):
-                    item.fact_vectors[sentence] = vector
-            except Exception as exc:  # noqa: BLE001 - the embedder failing fails every live task
-                for item in live:
-                    item.error = exc
-        return prepared
+        return self._embed([self._check_and_extract(item) for item in self._load(tasks)])
 
+    def _load(self, tasks: Sequence[EnrichmentTask]) -> list[Prepared]:
+        """Stage 1: the batch's memories and tombstones, per tenant; an erased memory is skipped.
+        Failing fails that tenant's tasks."""
+        items = [Prepared(task=t) for t in tasks]
+        loaded: dict[int, Prepared] = {}
+        for tenant, group in by_tenant(items).items():
+            found: dict[str, Memory] = {}
+            with failing(group):
+                ids = [p.task.memory_id for p in group]
+                found = {m.id: m for m in self._store.get_many(tenant, ids, consistent=True)}
+                erased = self._erasure.erased_among(tenant, ids)
+                for item in group:
+                    if item.task.memory_id in erased:
+                        item.settle(Skipped("memory erased"))
+            loaded.update((id(item), replace(item, memory=found.get(item.task.memory_id))) for item in group)
+        return [loaded[id(item)] for item in items]
+
+    def _check_and_extract(self, item: Prepared) -> Prepared:
+        """Stage 2: skip a task with nothing to do (gone, stale, already enriched); extract a live
+        memory (an archived one has nothing to extract: its derived writes are removed)."""
+        if not item.ok:
+            return item
+        memory, extraction = item.memory, None
+        with failing([item]):
+            # missing from the batch read, or unreadable: the single read says which (and raises)
+            memory = memory if memory is not None else self._store.get(item.task.tenant, item.task.memory_id)
+            if memory is None:
+                item.settle(Skipped("memory no longer exists"))
+            elif memory.version != item.task.version:
+                item.settle(Skipped(f"stale task (v{item.task.version}, memory at v{memory.version})"))
+            elif memory.enrichment.state == EnrichmentState.ENRICHED and not item.task.reindex:
+                item.settle(Skipped("already enriched"))  # redelivery after success
+            elif memory.status != Status.ARCHIVED:
+                extraction = self._extract(memory)
+        return replace(item, memory=memory, extraction=extraction)
+
+    def _embed(self, items: list[Prepared]) -> list[Prepared]:
+        """Stage 3: one embedding call for the batch: each memory's text, then its facts (for the
+        facts index, keyed by sentence). Failing fails every task it served."""
+        live = [p for p in items if p.ok and p.extraction is not None]
+        if not live:
+            return items
+        texts = [p.extraction.normalized_text for p in live if p.extraction]
+        facts = [self._fact_stage.embedding_texts(p.extraction) if p.extraction else [] for p in live]
+        embedded: dict[int, Prepared] = {}
+        with failing(live):
+            vectors = self._embedder.embed(texts + [text for mine in facts for _, text in mine])
+            sentences = [(id(item), sentence) for item, mine in zip(live, facts, strict=True) for sentence, _ in mine]
+            fact_vectors: dict[int, dict[str, list[float]]] = {}
+            for (key, sentence), vector in zip(sentences, vectors[len(live):], strict=True):
+                fact_vectors.setdefault(key, {})[sentence] = vector
+            for item, vector in zip(live, vectors[: len(live)], strict=True):
+                embedded[id(item)] = replace(item, vector=vector, fact_vectors=fact_vectors.get(id(item), {}))
+        return [embedded.get(id(item), item) if item.ok else item for item in items]
+
+    def _extract(self, memory: Memory) -> Extraction:
+        """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
+        verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
+        if memory.extract:
+            return self._extractor.extract(memory.raw, captured_at=memory.captured_at)
+        return Extraction(normalized_text=memory.normalized_text)
+
+    # -- complete: the writing stages --------------------------------------------------------
     def complete(self, item: Prepared) -> None:
         """`complete_batch` of one; raises the task's error."""
         self.complete_batch([item])
@@ -190,65 +174,108 @@ class EnrichmentService:
         The graph's writes of the whole batch go out together after every task has planned its own
         (shared BatchWriteItem calls); entity postings are read once per entity and batch. An erasure
         can land while this runs: tombstones were checked in `prepare` (skip), and are checked again
-        for the batch after the derived writes, also when they fail (undo: whatever this enrichment
-        wrote is deleted again), so nothing derived outlives the erasure."""
+        once, for every task that wrote (`_erasure_race`), also when it failed after writing (undo:
+        whatever this enrichment wrote is deleted again), so nothing derived outlives the erasure."""
         batch = Batch()
         for item in items:
             if item.memory is not None and item.extraction is not None and item.extraction.facts:
                 batch.mention(graph_key(item.memory.namespace), mentions(item.extraction))
         self._sequence(items, batch)
-        planned: list[tuple[Prepared, Memory, Derived]] = []
-        for item in items:
-            if item.error is not None:
-                continue
-            if item.skip_reason is not None:
-                logger.info("enrichment skipped", extra={"memory_id": item.task.memory_id, "reason": item.skip_reason})
-                continue
-            memory = item.memory
-            assert memory is not None
-            try:
-                planned.append((item, memory, self._write_derived(item, memory, batch)))
-            except Exception as exc:  # noqa: BLE001 - kept per task
-                item.error = exc
-                mentioned = [e.name for e in item.extraction.entities] if item.extraction else []
-                self._undo_failed(item, memory, mentioned)
-        changes = [derived.change for _, _, derived in planned if derived.change is not None]
-        if changes:
-            try:
-                self._graph.apply(changes)
-            except Exception as exc:  # noqa: BLE001 - the shared write failing fails the tasks in it
-                for item, memory, derived in [p for p in planned if p[2].change is not None]:
-                    item.error = exc
-                    self._undo_failed(item, memory, derived.entities, derived.index_ids)
-                planned = [p for p in planned if p[2].change is None]
-        planned = self._reconcile(planned)
-        for tenant, group in by_tenant([item for item, _, _ in planned]).items():
-            mine = [p for p in planned if p[0].task.tenant == tenant]
-            # the batch's memories, and every neighbour a write named (a link's other end, the context)
-            ids = [i.task.memory_id for i in group] + [n for _, _, derived in mine for n in derived.neighbours]
-            try:
-                erased = self._erasure.erased_among(tenant, list(dict.fromkeys(ids))) if self._erasure else set()
-            except Exception as exc:  # noqa: BLE001 - unsure whether erased: retry the tasks
-                for item in group:
-                    item.error = exc
-                continue
-            for item, memory, derived in mine:
-                if item.error is not None:
-                    continue
-                if memory.id in erased:
-                    self._purge(memory, derived.entities, derived.index_ids, derived.facts)
-                    continue
-                try:
-                    gone = [n for n in derived.neighbours if n in erased]
-                    self._mark_enriched(memory, self._forget(memory, derived, gone) if gone else derived)
-                except Exception as exc:  # noqa: BLE001 - kept per task
-                    item.error = exc
+        planned = [p for p in (self._write(item, batch) for item in items if item.ok) if p is not None]
+        self._apply_graph(planned)
+        self._reconcile(planned)
+        self._erasure_race(items, planned)
 
+    def _sequence(self, items: Sequence[Prepared], batch: Batch) -> None:
+        """Stage 4: each live memory's predecessor in capture order, from the store (one read per user
+        and batch): the index would miss one a concurrent batch has not indexed yet, and then neither
+        memory of the pair would link the other. Failing fails that user's tasks (SQS retries them)."""
+        users: dict[tuple[str, str], list[Prepared]] = {}
+        for item in items:
+            if item.ok and item.memory is not None and item.extraction is not None:
+                users.setdefault((item.memory.tenant, item.memory.user_id), []).append(item)
+        for (tenant, user_id), group in users.items():
+            with failing(group):
+                batch.previous.update(self._store.preceding(tenant, user_id, [i.memory for i in group if i.memory]))
+
+    def _write(self, item: Prepared, batch: Batch) -> Planned | None:
+        """Stage 5: one task's derived writes; failing fails the task, keeping the entities it named
+        for the erasure-race check."""
+        memory = item.memory
+        assert memory is not None
+        named = [e.name for e in item.extraction.entities] if item.extraction else []
+        with failing([Planned(item, memory, Derived(None, named, None, []))]):
+            return Planned(item, memory, self._write_derived(item, memory, batch))
+        return None  # failed: recorded on the task by `failing`
+
+    def _apply_graph(self, planned: list[Planned]) -> None:
+        """Stage 6: the graph's writes of the whole batch; failing fails the tasks in it."""
+        changed = [p for p in planned if p.item.ok and p.derived.change is not None]
+        if changed:
+            with failing(changed):
+                self._graph.apply([p.derived.change for p in changed if p.derived.change is not None])
+
+    def _reconcile(self, planned: list[Planned]) -> None:
+        """Stage 7: the timelines the batch's fact changes touched, recomputed once for the batch;
+        failing fails the tasks that touched them (a replay redoes it)."""
+        touched = [p for p in planned if p.item.ok and p.derived.groups]
+        if touched:
+            with failing(touched):
+                self._fact_stage.reconcile({group for p in touched for group in p.derived.groups})
+
+    def _erasure_race(self, items: Sequence[Prepared], planned: list[Planned]) -> None:
+        """Stage 8, the one check of the erasure race: after the writes, one tombstone read per tenant
+        over every task that wrote (also those that failed since) and every neighbour a write named (a
+        link's other end, the context). An erased memory's writes are undone; the links and context
+        to an erased neighbour go; the rest is marked enriched (an erasure beginning later finds
+        those writes and deletes them itself). Failing to read the tombstones fails the tasks still
+        ok: unsure whether erased, they retry."""
+        wrote = [p for p in planned if p.item.ok] + [
+            Planned(item, o.memory, o.wrote) for item in items
+            if isinstance(o := item.outcome, Failed) and o.memory is not None and o.wrote is not None]
+        tenants: dict[str, list[Planned]] = {}
+        for p in wrote:
+            tenants.setdefault(p.memory.tenant, []).append(p)
+        for tenant, group in tenants.items():
+            ids = [p.memory.id for p in group] + [n for p in group if p.item.ok for n in p.derived.neighbours]
+            erased: set[str] | None = None
+            with failing([p.item for p in group]):
+                erased = self._erasure.erased_among(tenant, list(dict.fromkeys(ids)))
+            if erased is None:
+                continue
+            for p in group:
+                with failing([p.item]):
+                    if p.memory.id in erased:
+                        self._purge(p.memory, p.derived)
+                    elif p.item.ok:
+                        gone = [n for n in p.derived.neighbours if n in erased]
+                        self._mark_enriched(p.memory, self._forget(p.memory, p.derived, gone) if gone else p.derived)
+
+    def _purge(self, memory: Memory, derived: Derived) -> None:
+        """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
+        purge, over the entities this enrichment named too, and the facts it derived)."""
+        named = list(dict.fromkeys([*memory.entities, *derived.entities]))
+        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), derived.index_ids, derived.facts)
+        logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
+
+    def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
+        """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
+        memory = self._store.get(task.tenant, task.memory_id)
+        if memory is None or memory.version != task.version or memory.enrichment.state == EnrichmentState.ENRICHED:
+            return
+        reason = error.message if isinstance(error, MnemoError) else f"{type(error).__name__}: {error}"[:500]
+        state = EnrichmentState.FAILED if final else EnrichmentState.PENDING
+        attempts = memory.enrichment.attempts + 1
+        updated = memory.model_copy(update={"enrichment": Enrichment(state=state, error=reason, attempts=attempts)})
+        with contextlib.suppress(ConflictError):
+            self._store.save(updated, expected_version=memory.version)
+
+    # -- one task's derived writes -----------------------------------------------------------
     def _write_derived(self, item: Prepared, memory: Memory, batch: Batch) -> Derived:
         """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
             self._index().delete(memory.tenant, memory.id, memory.index_ids)
-            groups = self._replace_facts(memory, [])  # its facts lose this source
+            groups = self._fact_stage.replace(memory, [])  # its facts lose this source
             self._graph.clear(memory)
             return Derived(memory.category, memory.entities, memory.importance, [], groups=groups)
         extraction, vector = item.extraction, item.vector
@@ -256,10 +283,10 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
-        facts = self._derive_facts(memory, extraction, batch)
+        facts = self._fact_stage.derive(memory, extraction, batch)
         kept = {canonical_key(e) for e in entities}  # names the older version said and this one does not: recorded
         dropped = [name for name in memory.entities if canonical_key(name) not in kept]  # (its erasure finds their nodes)
-        groups = self._replace_facts(memory, facts, item.fact_vectors)
+        groups = self._fact_stage.replace(memory, facts, item.fact_vectors)
         change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
@@ -285,112 +312,6 @@ class EnrichmentService:
         index_ids = self._index().upsert([rebuilt]).get(memory.id, derived.index_ids)
         logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
         return replace(derived, index_ids=index_ids, document=rebuilt)
-
-    def _reconcile(self, planned: list[tuple[Prepared, Memory, Derived]]) -> list[tuple[Prepared, Memory, Derived]]:
-        """The timelines the batch's fact changes touched, recomputed once for the batch (a group two
-        memories share is read once); failing fails the tasks that touched them (a replay redoes it)."""
-        groups = {group for _, _, derived in planned for group in derived.groups}
-        if self._upkeep is None or not groups:
-            return planned
-        try:
-            self._upkeep.reconcile(groups, actor="enrichment", at=self._clock())
-        except Exception as exc:  # noqa: BLE001 - kept per task
-            for item, memory, derived in [p for p in planned if p[2].groups]:
-                item.error = exc
-                self._undo_failed(item, memory, derived.entities, derived.index_ids)
-            return [p for p in planned if not p[2].groups]
-        return planned
-
-    def _undo_failed(self, item: Prepared, memory: Memory, entities: list[str], index_ids: list[str] | None = None) -> None:
-        try:
-            if self._erasure is not None and self._erasure.erased(memory.tenant, memory.id):
-                self._purge(memory, entities, index_ids or [])
-        except Exception:  # noqa: BLE001 - the task's own error is what SQS must see
-            logger.exception("could not check the erasure of a failed enrichment", extra={"memory_id": memory.id})
-
-    def _purge(self, memory: Memory, entities: list[str], index_ids: list[str], facts: Sequence[str] = ()) -> None:
-        """The memory was erased while this enrichment wrote: delete what it wrote (the erasure's own
-        purge, over the entities this enrichment named too)."""
-        assert self._erasure is not None
-        named = list(dict.fromkeys([*memory.entities, *entities]))
-        self._erasure.purge_derived(memory.model_copy(update={"entities": named}), index_ids, facts)
-        logger.info("memory erased during enrichment; its derived writes were undone", extra={"memory_id": memory.id})
-
-    def record_failure(self, task: EnrichmentTask, error: Exception, *, final: bool) -> None:
-        """Make a failure visible on the memory: `failed` with the reason once retries are exhausted."""
-        memory = self._store.get(task.tenant, task.memory_id)
-        if memory is None or memory.version != task.version or memory.enrichment.state == EnrichmentState.ENRICHED:
-            return
-        reason = error.message if isinstance(error, MnemoError) else f"{type(error).__name__}: {error}"[:500]
-        state = EnrichmentState.FAILED if final else EnrichmentState.PENDING
-        attempts = memory.enrichment.attempts + 1
-        updated = memory.model_copy(update={"enrichment": Enrichment(state=state, error=reason, attempts=attempts)})
-        with contextlib.suppress(ConflictError):
-            self._store.save(updated, expected_version=memory.version)
-
-    # -- steps ---------------------------------------------------------------------------
-    def _extract(self, memory: Memory) -> Extraction:
-        """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
-        verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
-        if memory.extract:
-            return self._extractor.extract(memory.raw, captured_at=memory.captured_at)
-        return Extraction(normalized_text=memory.normalized_text)
-
-    def _replace_facts(self, memory: Memory, facts: list[Fact], vectors: dict[str, list[float]] | None = None) -> set[Group]:
-        """The memory's derived facts become `facts` (one provenance Query and one BatchGetItem, then a
-        transaction per fact that changes; nothing for a memory captured with extract=False); new facts are indexed. Returns the timelines of what it
-        said before and says now, which `complete_batch` recomputes once for the whole batch (a
-        withdrawn fact gives back what it had retired)."""
-        if not memory.extract:  # its text never reaches the extractor, so no fact was ever derived from it
-            return set()
-        now = self._clock()
-        derived = self._facts.replace_derived(memory, facts, now)
-        if self._upkeep is None:
-            return set()
-        self._upkeep.index(derived.after, vectors or {})  # idempotent; a reindex also rebuilds the facts index
-        self._meter.count_intents(memory.tenant, [f.uuid for f in derived.after if is_annotated(f.intent_meta)])  # once per edge
-        return self._upkeep.groups([*derived.before, *derived.after])
-
-    def _derive_facts(self, memory: Memory, extraction: Extraction, batch: Batch) -> list[Fact]:
-        """The extraction's triples as facts between resolved entities of the memory's namespace;
-        event time is when the memory was captured. The first memory of a namespace resolves the
-        entities every memory of the batch names there (one `resolve`, shared)."""
-        if not extraction.facts:
-            return []
-        now = self._clock()
-        space = graph_key(memory.namespace)
-        wanted = {**mentions(extraction), **batch.mentions.get(space, {})}
-        unresolved = [m for key, m in wanted.items() if (space, key) not in batch.entities]
-        if unresolved:
-            for name, entity in self._facts.resolve(memory.namespace, unresolved, now).items():
-                batch.entities[(space, canonical_key(name))] = entity
-        nodes = {key: batch.entities[(space, key)] for key in mentions(extraction)}
-        normalize = self._upkeep.predicates.normalize if self._upkeep else (lambda p: p)
-        facts = [
-            derived_fact(memory.namespace, nodes[canonical_key(f.subject)], normalize(f.predicate), nodes[canonical_key(f.object)],
-                         valid_at=f.valid_at or memory.captured_at, at=now, sentence=fact_text(f), polarity=f.polarity)
-            for f in extraction.facts
-        ]
-        if self._upkeep and self._upkeep.annotator and memory.metadata.get("extract_intent") is True:
-            annotator = self._upkeep.annotator  # asked for by add_episode(extract_intent=true)
-            facts = [f.model_copy(update={"intent_meta": annotate_edge(annotator, f.fact, f.predicate, memory.raw)})
-                     for f in facts]
-        return list({f.uuid: f for f in facts}.values())
-
-    def _sequence(self, items: Sequence[Prepared], batch: Batch) -> None:
-        """Each live memory's predecessor in capture order, from the store (one read per user and batch):
-        the index would miss one a concurrent batch has not indexed yet, and then neither memory of the
-        pair would link the other. Failing fails that user's tasks (SQS retries them)."""
-        users: dict[tuple[str, str], list[Prepared]] = {}
-        for item in items:
-            if item.error is None and item.skip_reason is None and item.memory is not None and item.extraction is not None:
-                users.setdefault((item.memory.tenant, item.memory.user_id), []).append(item)
-        for (tenant, user_id), group in users.items():
-            try:
-                batch.previous.update(self._store.preceding(tenant, user_id, [i.memory for i in group if i.memory]))
-            except Exception as exc:  # noqa: BLE001 - kept per task
-                for item in group:
-                    item.error = exc
 
     def _previous(self, memory: Memory, batch: Batch) -> Memory | None:
         """The memory captured just before this one by the same user, if close enough in time."""

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from mnemo.domain.erasure import ErasureStep
 from mnemo.domain.messages import EnrichmentTask, StepMessage, parse_message
 from mnemo.errors import MnemoError
-from mnemo.services.enrichment import Prepared
+from mnemo.services.enrichment_batch import Prepared
 from mnemo.services.job_runner import forever
 
 if TYPE_CHECKING:
