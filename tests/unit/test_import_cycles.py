@@ -11,11 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "shared"
 PACKAGE = ROOT / "mnemo"
 
-# Cycles that remain, each with the step of issue 31 that removes it; any other cycle fails the test.
-ALLOWED = {
-    # step 5 (enrichment as stages): `Prepared` moves next to the batch code.
-    frozenset({"mnemo.services.enrichment", "mnemo.services.enrichment_batch"}),
-}
+# Cycles allowed, each with what removes it; none is left since issue 31's step 5 (enrichment as
+# stages) removed the last: any cycle fails the test.
+ALLOWED: set[frozenset[str]] = set()
 
 
 def module_name(path: Path) -> str:
