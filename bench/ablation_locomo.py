@@ -82,7 +82,7 @@ class Variant:
     previous_min_cosine: float = -1.0  # the previous turn is context only if its cosine to this turn reaches this
 
 
-def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):  # noqa: ANN001, ANN201
+def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):
     index = local_index.LocalSearchIndex(fields=dict(variant.fields))
     contents = [t.content for t in conv.turns]
     embed_texts = [
@@ -133,7 +133,7 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     return index
 
 
-def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:  # noqa: ANN001
+def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:
     scores = []
     for conv in conversations:
         index = build(conv, variant, embed, extractor)

@@ -217,9 +217,9 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
     stack.poller.stop()
     services = stack.container
     principal = services.keys.authenticate(KEY)
-    meter = Meter(dynamodb_backends[DEFAULT_ACCOUNT_ID][services._dynamodb.meta.region_name])  # noqa: SLF001
+    meter = Meter(dynamodb_backends[DEFAULT_ACCOUNT_ID][services._dynamodb.meta.region_name])
     sqs = answer_in_process(client("sqs"))
-    for aws_client in (services._dynamodb, services._sqs, sqs):  # noqa: SLF001
+    for aws_client in (services._dynamodb, services._sqs, sqs):
         aws_client.meta.events.register("before-parameter-build.*.*", meter.before)
         aws_client.meta.events.register("after-call.*.*", meter.after)
     Counted(meter, services.embedder, {"embed": "Bedrock InvokeModel (embed)"})
@@ -230,7 +230,7 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
     for text, captured_at in corpus:
         services.memories.capture(principal, CaptureCommand(raw=text, as_user=True, captured_at=captured_at))
     meter.phase = "enrichment"
-    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
+    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)
     with contextlib.redirect_stdout(sys.stderr):
         while poller.poll_once():
             pass

@@ -65,13 +65,13 @@ def run(mode: str, n: int) -> dict[str, Any]:
         embedder = services.embedder
         embedder.embed(["warm up the model"])  # load once, outside the measurement
         if mode == "one-at-a-time":
-            services.enrichment._embedder = OneAtATime(embedder)  # noqa: SLF001 - the bench swaps the provider
+            services.enrichment._embedder = OneAtATime(embedder)
         for text in texts(n):
             services.memories.capture(principal, CaptureCommand(raw=text, as_user=True))
         calls: Counter[str] = Counter()
-        for aws_client in (services._dynamodb, services._sqs):  # noqa: SLF001
+        for aws_client in (services._dynamodb, services._sqs):
             aws_client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
-        poller = QueuePoller(services._sqs, services.settings.queue_url, load_function("worker").handler,  # noqa: SLF001
+        poller = QueuePoller(services._sqs, services.settings.queue_url, load_function("worker").handler,
                              batch_size=10, wait_seconds=0)
         started = time.perf_counter()
         handled = 0

@@ -143,7 +143,7 @@ def main() -> int:
 
     try:
         extractor = build(args.extractor)
-    except Exception as exc:  # noqa: BLE001  # botocore's NoRegionError, NoCredentialsError...: say what is missing
+    except Exception as exc:  # botocore's NoRegionError, NoCredentialsError...: say what is missing
         print(f"cannot build the {args.extractor} extractor: {exc} (it measures a deployment's model)", file=sys.stderr)
         return 2
     items = load_set()

@@ -247,7 +247,7 @@ def run(subjects: int, seed: int) -> dict[str, Any]:
     stack.poller.stop()
     services = stack.container
     sqs = answer_in_process(client("sqs"))
-    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
+    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)
 
     def drain() -> None:
         with contextlib.redirect_stdout(sys.stderr):

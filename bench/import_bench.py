@@ -84,7 +84,7 @@ def measure(mode: str, data: Path, sample: int) -> dict[str, Any]:
     turns = items(data, sample)
     calls: Counter[str] = Counter()
     sqs = inprocess.answer_in_process(client("sqs"))
-    for aws_client in {id(c): c for c in (services._dynamodb, services._sqs)}.values():  # noqa: SLF001
+    for aws_client in {id(c): c for c in (services._dynamodb, services._sqs)}.values():
         aws_client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
     started = time.perf_counter()
     ids: list[str] = []
@@ -104,7 +104,7 @@ def measure(mode: str, data: Path, sample: int) -> dict[str, Any]:
         results = http.post("/v1/memories/search", json=body, headers=headers).json()["results"]
         found += ids[n] in [r["id"] for r in results]
     searched = time.perf_counter() - started - imported
-    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
+    poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)
     drain_started = time.perf_counter()
     drained(services, principal, poller, concurrency=2)
     drain = time.perf_counter() - drain_started

@@ -74,7 +74,7 @@ def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> di
     services.embedder.embed(["warm up the model"])
     calls: Counter[str] = Counter()
     sqs = inprocess.answer_in_process(__import__("mnemo.adapters.aws", fromlist=["client"]).client("sqs"))
-    for aws_client in (services._dynamodb, services._sqs, sqs):  # noqa: SLF001
+    for aws_client in (services._dynamodb, services._sqs, sqs):
         aws_client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
     corpus = texts(max(sizes))
     target = services.memories.capture(principal, CaptureCommand(raw="edit target:", as_user=True))
@@ -84,7 +84,7 @@ def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> di
             services.memories.capture(principal, CaptureCommand(raw=text, as_user=True))
         batch, done = size - done, size
         calls.clear()
-        poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)  # noqa: SLF001
+        poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)
         started = time.perf_counter()
         drained(services, principal, poller, concurrency)
         drain = time.perf_counter() - started
@@ -169,7 +169,7 @@ def locomo_ingest(data: Path, turns: int, clients: int, pollers: int | None = No
                 try:
                     for turn in unit:
                         client.capture(user, turn)
-                except BaseException as exc:  # noqa: BLE001 - reported after the run
+                except BaseException as exc:
                     errors.append(exc)
 
     try:

@@ -263,8 +263,8 @@ def run_rest(args: argparse.Namespace, questions: list[Question]) -> None:
     args.model_dir = os.environ.get("MNEMO_MODEL_DIR") or str(REPO / "models" / "minilm")
     via, args.via = args.via, "rest" if args.via == "rest" else "inprocess"  # open_mnemo's names
     with open_mnemo(args) as client:
-        http: httpx.Client = client._http  # noqa: SLF001 - the same session the client authenticates
-        headers = client._headers  # noqa: SLF001
+        http: httpx.Client = client._http
+        headers = client._headers
         for number, q in enumerate(questions, 1):
             user = f"lme-{stamp}-{q.qid}"
             for t in q.turns:

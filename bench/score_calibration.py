@@ -27,7 +27,7 @@ OUT = Path(__file__).resolve().parent / "results" / "score_calibration.png"
 PERCENTILES = (5, 25, 50, 75, 90, 95)
 
 
-def ranked(index, text: str, vector: list[float]) -> list[scoring.Ranked]:  # noqa: ANN001
+def ranked(index, text: str, vector: list[float]) -> list[scoring.Ranked]:
     candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=10))
     return scoring.fuse(candidates, top_k=10, now=NOW)
 

@@ -94,14 +94,14 @@ def build_snapshot(data: Path, conversation: str, path: Path) -> dict[str, Any]:
                 raw=turn.content, user_id=conversation, metadata={"dia_id": turn.dia_id}, captured_at=turn.date,
                 as_user=True))
         captured = time.perf_counter() - started
-        poller = QueuePoller(answer_in_process(client("sqs")), services.settings.queue_url, stack.poller._handler,  # noqa: SLF001
+        poller = QueuePoller(answer_in_process(client("sqs")), services.settings.queue_url, stack.poller._handler,
                              wait_seconds=0)
         with contextlib.redirect_stdout(sys.stderr):
             while poller.poll_once() or services.status.for_tenant(principal.tenant).pending:
                 pass
         enriched = time.perf_counter() - started - captured
         status = services.status.for_tenant(principal.tenant).model_dump(mode="json")
-        db = services._dynamodb  # noqa: SLF001
+        db = services._dynamodb
         items = {}
         for logical in TABLES:
             pages = db.get_paginator("scan").paginate(TableName=stack.resources[logical])
@@ -118,7 +118,7 @@ def build_snapshot(data: Path, conversation: str, path: Path) -> dict[str, Any]:
 def load_snapshot(stack: Any, snapshot: dict[str, Any]) -> None:
     from mnemo.ports import IndexDocument
 
-    db = stack.container._dynamodb  # noqa: SLF001
+    db = stack.container._dynamodb
     for logical, items in snapshot["items"].items():
         table = stack.resources[logical]
         for start in range(0, len(items), 25):
@@ -167,7 +167,7 @@ def instrument(services: Any) -> Breakdown:
         if hasattr(scoring, name):
             b.wrap(memories.scoring, name, "fusion + graph")
     b.wrap(services.memories, "search", "_service")
-    for aws in (services._dynamodb, services._sqs):  # noqa: SLF001
+    for aws in (services._dynamodb, services._sqs):
         aws.meta.events.register("before-call.*.*", lambda model, **_: b.calls.update([model.name]))
     return b
 
@@ -217,7 +217,7 @@ def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full
 
     if mode == "before":  # the code as it was: moto's serialiser for item reads, BLAS on every core
         moto_reads.install = lambda: None  # type: ignore[assignment]
-        minilm_embedder._limit_blas_threads = lambda threads: None  # noqa: SLF001
+        minilm_embedder._limit_blas_threads = lambda threads: None
     snapshot = json.loads(snapshot_path.read_text())
     questions = snapshot["questions"][:limit] if limit else snapshot["questions"]
     body = {"user_id": snapshot["conversation"], "top_k": 10, "mode": search_mode}

@@ -82,7 +82,7 @@ def measure(memories: int, data: Path | None) -> tuple[float, dict[str, float], 
 
     setattr(botocore.client.BaseClient, "_make_api_call", timed)  # noqa: B010
     embedder.embed = timed_embed
-    poller = QueuePoller(answer_in_process(client("sqs")), services.settings.queue_url, stack.poller._handler,  # noqa: SLF001
+    poller = QueuePoller(answer_in_process(client("sqs")), services.settings.queue_url, stack.poller._handler,
                          wait_seconds=0)
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):

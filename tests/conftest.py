@@ -94,7 +94,7 @@ def _forget_finished_apps() -> Iterator[None]:
 
 
 @pytest.fixture
-def container(aws: dict[str, str]):  # noqa: ANN201
+def container(aws: dict[str, str]):
     """The services on moto with a `FixedClock`, installed as the process-wide container so the
     Lambda handlers a test invokes share them."""
     from mnemo import bootstrap
@@ -106,13 +106,13 @@ def container(aws: dict[str, str]):  # noqa: ANN201
 
 
 @pytest.fixture
-def principal(container):  # noqa: ANN001, ANN201
+def principal(container):
     """An admin key of tenant `local`, registered like `make dev` registers MNEMO_API_KEY."""
     container.keys.ensure("local", "test", ["admin"], TEST_KEY)
     return container.keys.authenticate(TEST_KEY)
 
 
-def received(sqs, queue_url: str) -> list[dict]:  # noqa: ANN001
+def received(sqs, queue_url: str) -> list[dict]:
     """Drain a queue (test helper)."""
     messages = []
     while True:

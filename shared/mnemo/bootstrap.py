@@ -419,7 +419,7 @@ class Container:
         return EntityExtraction(lambda: self.extractor, meter=self.meter)
 
     @cached_property
-    def extractor(self):  # noqa: ANN201 - an Extractor
+    def extractor(self):
         """The configured extractor, for callers that extract without storing (r3 extract_entities)."""
         return self._extractor()
 
@@ -466,7 +466,7 @@ class Container:
 
         return HeuristicIntentAnnotator()
 
-    def _extractor(self):  # noqa: ANN202 - returns an Extractor
+    def _extractor(self):
         if self.settings.extractor == "bedrock":
             from mnemo.adapters.bedrock import BedrockExtractor
 

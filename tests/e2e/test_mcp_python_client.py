@@ -17,7 +17,7 @@ from tests.e2e.conftest import LocalServer
 pytestmark = pytest.mark.e2e
 
 
-def run(server: LocalServer, calls, *, key: str | None = None, path: str = "/mcp"):  # noqa: ANN001, ANN201
+def run(server: LocalServer, calls, *, key: str | None = None, path: str = "/mcp"):
     async def main() -> Any:
         headers = {"Authorization": f"Bearer {key or server.key}"}
         transport = streamable_http_client(server.base + path, http_client=create_mcp_http_client(headers=headers))
@@ -27,18 +27,18 @@ def run(server: LocalServer, calls, *, key: str | None = None, path: str = "/mcp
     return asyncio.run(main())
 
 
-def structured(result) -> dict[str, Any]:  # noqa: ANN001
+def structured(result) -> dict[str, Any]:
     assert not result.is_error, result.content
     return result.structured_content
 
 
-def error_text(result) -> str:  # noqa: ANN001
+def error_text(result) -> str:
     assert result.is_error
     return " ".join(c.text for c in result.content)
 
 
 def test_tools_list_matches_the_seed(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         return await client.list_tools()
 
     tools = {t.name: t for t in run(server, calls).tools}
@@ -56,7 +56,7 @@ def test_tools_list_matches_the_seed(server: LocalServer) -> None:
 
 
 def test_capture_browse_search_edit_delete_reopen(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         user = structured(await client.call_tool("capture_thought", {"raw": "Remember: team standups are Tuesdays at 10am.", "as_user": True}))
         agent = structured(await client.call_tool("capture_thought", {"raw": "Agent note: the user likes short answers."}))
         browse = structured(await client.call_tool("retrieve_thoughts", {}))
@@ -94,7 +94,7 @@ def test_capture_browse_search_edit_delete_reopen(server: LocalServer) -> None:
 
 
 def test_browse_pagination_through_the_cursor(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         for i in range(3):
             await client.call_tool("capture_thought", {"raw": f"page thought {i}", "author": "mn_pager", "as_user": False})
         first = structured(await client.call_tool("retrieve_thoughts", {"author": "agent", "top_k": 2}))
@@ -108,7 +108,7 @@ def test_browse_pagination_through_the_cursor(server: LocalServer) -> None:
 
 
 def test_validation_errors_name_the_field_and_limit(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         return (
             await client.call_tool("capture_thought", {"raw": "   "}),
             await client.call_tool("capture_thought", {"raw": "x" * 9000}),
@@ -149,7 +149,7 @@ def test_get_and_delete_on_mcp_are_405(server: LocalServer) -> None:
 
 
 def test_seed_path_api_mcp_serves_the_same_tools(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         return await client.list_tools()
 
     assert {t.name for t in run(server, calls, path="/api/mcp").tools} == {

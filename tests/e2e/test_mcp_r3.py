@@ -22,7 +22,7 @@ def text(result: Any) -> str:
 def test_an_r3_agent_round_trip(server: LocalServer) -> None:
     fact = "Priya prefers aisle seats on long flights."
 
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         names = [t.name for t in (await client.list_tools()).tools]
         added = await client.call_tool("add_memory", {"content": fact, "user_id": "e2e-priya", "priority": "high"})
         memory_id = re.fullmatch(r"Saved \(id: (.+)\)", text(added)).group(1)  # type: ignore[union-attr]

@@ -23,7 +23,7 @@ def test_the_seeds_system_prompt_flow(server: LocalServer) -> None:
     fact = "User prefers weekly email digests over push notifications."
     who = {"agent_id": "e2e-agent", "user_id": "e2e-alice"}
 
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         names = [t.name for t in (await client.list_tools()).tools]
         opening = await client.call_tool("search_memories", {"query": "what do I know about this user", **who})
         stored = await client.call_tool("store_memory", {"content": fact, **who})
@@ -51,7 +51,7 @@ def test_the_seeds_system_prompt_flow(server: LocalServer) -> None:
 
 
 def test_errors_come_back_as_tool_errors_in_the_seeds_words(server: LocalServer) -> None:
-    async def calls(client):  # noqa: ANN001, ANN202
+    async def calls(client):
         return [await client.call_tool("store_memory", {}), await client.call_tool("get_memory", {"id": "nope"}),
                 await client.call_tool("store_memory", {"content": "x", "confidence": 2})]
 

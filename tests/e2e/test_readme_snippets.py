@@ -76,7 +76,7 @@ def test_the_parser_reports_an_unmarked_block() -> None:
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.kind == "runnable"], ids=lambda b: f"line{b.line}-{b.lang}")
-def test_runnable_block_runs_as_written(block: Block, server: LocalServer, tmp_path) -> None:  # noqa: ANN001
+def test_runnable_block_runs_as_written(block: Block, server: LocalServer, tmp_path) -> None:
     interpreter = {"python": [sys.executable], "bash": ["bash", "-eo", "pipefail"]}.get(block.lang)
     assert interpreter, f"README.md:{block.line}: a runnable block is bash or python, not {block.lang!r}"
     script = tmp_path / f"snippet.{block.lang}"

@@ -31,7 +31,7 @@ class Context:
 
 
 @pytest.fixture
-def http(container, principal) -> TestClient:  # noqa: ANN001
+def http(container, principal) -> TestClient:
     from mnemo.surfaces.app import create_app
 
     container.keys.ensure("other", "other", ["admin"], OTHER_KEY)

@@ -172,7 +172,7 @@ def engine_connection(engine: Engine) -> type[Connection]:
             kwargs.pop("verify_certs", None)
             super().__init__(**kwargs)
 
-        def perform_request(self, method, url, params=None, body=None, timeout=None, ignore=(), headers=None):  # noqa: ANN001, ANN201
+        def perform_request(self, method, url, params=None, body=None, timeout=None, ignore=(), headers=None):
             text = body.decode() if isinstance(body, bytes) else body
             if text is None:
                 parsed = None

@@ -19,7 +19,7 @@ def refusal(response: Any) -> tuple[int, str, str]:
     return response.status_code, body["code"], body["message"]
 
 
-def test_a_span_edit_by_a_key_without_read_reveals_nothing_about_the_text(http, container) -> None:  # noqa: ANN001
+def test_a_span_edit_by_a_key_without_read_reveals_nothing_about_the_text(http, container) -> None:
     writer = container.keys.create("local", "writer", ["memory:write"]).secret
     memory = http.post("/v1/memories", headers=auth(), json={"content": TEXT}).json()["id"]
     patch = lambda key, request: http.patch(f"/v1/memories/{memory}", headers=auth(key), json={"edit_request": request})  # noqa: E731
@@ -46,7 +46,7 @@ def test_a_span_edit_by_a_key_without_read_reveals_nothing_about_the_text(http, 
     assert patch(writer, "set the text to: Standup at ten").status_code == 200
 
 
-def test_edit_thought_words_the_same_refusal_on_mcp(http, container) -> None:  # noqa: ANN001
+def test_edit_thought_words_the_same_refusal_on_mcp(http, container) -> None:
     writer = container.keys.create("local", "writer", ["memory:write"]).secret
     memory = http.post("/v1/memories", headers=auth(), json={"content": TEXT}).json()["id"]
     said = [mcp_call(http, "edit_thought", {"thought_id": memory, "edit_request": f"replace '{w}' with 'ten'"}, writer)

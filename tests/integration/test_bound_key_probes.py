@@ -38,7 +38,7 @@ def new_key(http: Any, user_id: str) -> str:
 
 
 @pytest.fixture
-def world(http) -> dict[str, Any]:  # noqa: ANN001
+def world(http) -> dict[str, Any]:
     """alice's and bob's bound keys; bob's memory about bees, and a fact of bob's graph."""
     alice, bob = new_key(http, "alice"), new_key(http, "bob")
     memory = http.post("/v1/memories", json={"content": "Bob keeps bees in Porto", "as_user": True}, headers=auth(bob))
@@ -109,7 +109,7 @@ PROBES: list[tuple[str, Probe, str | None]] = [
 
 @pytest.mark.parametrize(("probe", "answer"), [p[1:] for p in PROBES], ids=[p[0] for p in PROBES])
 def test_a_bound_key_naming_another_user_is_refused_and_the_owner_is_answered(
-        http, world, probe: Probe, answer: str | None) -> None:  # noqa: ANN001
+        http, world, probe: Probe, answer: str | None) -> None:
     ok, owners = probe(http, world, world["bob"], "bob")  # control: bob's own key, the identical request
     assert ok, owners
     if answer is not None:
@@ -125,7 +125,7 @@ def test_a_bound_key_naming_another_user_is_refused_and_the_owner_is_answered(
         assert answer not in own
 
 
-def test_the_duplicate_check_is_no_oracle_for_another_users_text(http, world) -> None:  # noqa: ANN001
+def test_the_duplicate_check_is_no_oracle_for_another_users_text(http, world) -> None:
     bob, alice = world["bob"], world["alice"]
     pin = http.post("/v1/memories", json={"content": "My bank PIN is 4471", "as_user": True}, headers=auth(bob)).json()
     http.post("/v1/memories", json={"content": "The vault code is 9911", "as_user": True}, headers=auth()).json()
@@ -154,7 +154,7 @@ def test_the_duplicate_check_is_no_oracle_for_another_users_text(http, world) ->
     assert text_of(mine).startswith("Already saved") and pin["id"] not in text_of(mine)
 
 
-def test_omitting_the_user_acts_for_the_bound_user_on_every_surface(http, world) -> None:  # noqa: ANN001
+def test_omitting_the_user_acts_for_the_bound_user_on_every_surface(http, world) -> None:
     alice = world["alice"]
     made = [
         http.post("/v1/memories", json={"content": "alice rest note"}, headers=auth(alice)).json()["id"],
@@ -173,7 +173,7 @@ def test_omitting_the_user_acts_for_the_bound_user_on_every_surface(http, world)
     assert default["scope"]["user_id"] == "default" and not set(made) & {m["id"] for m in default["results"]}
 
 
-def test_capture_thought_author_override_stays_in_the_bound_users_namespace(http, world) -> None:  # noqa: ANN001
+def test_capture_thought_author_override_stays_in_the_bound_users_namespace(http, world) -> None:
     alice, bob = world["alice"], world["bob"]
     stored = tool(http, "/mcp", "capture_thought", {"raw": "alice's tulip order", "as_user": True, "author": "mn_bobsagent"}, alice)
     thought = stored["structuredContent"]["thought"]
@@ -184,7 +184,7 @@ def test_capture_thought_author_override_stays_in_the_bound_users_namespace(http
     assert http.get(f"/v1/memories/{thought['id']}", headers=auth(bob)).status_code == 404
 
 
-def test_r3_graph_tools_read_the_bound_users_graph(http, world) -> None:  # noqa: ANN001
+def test_r3_graph_tools_read_the_bound_users_graph(http, world) -> None:
     alice, bob = world["alice"], world["bob"]
     assert http.post("/v1/facts", json={"subject": "Alice", "predicate": "lives_in", "object": "Lyon"},
                      headers=auth(alice)).status_code == 201
@@ -203,7 +203,7 @@ def test_r3_graph_tools_read_the_bound_users_graph(http, world) -> None:  # noqa
     assert "Lyon" in overview and "Porto" not in overview
 
 
-def test_an_import_item_naming_another_user_fails_for_a_bound_key(http, world) -> None:  # noqa: ANN001
+def test_an_import_item_naming_another_user_fails_for_a_bound_key(http, world) -> None:
     items = [{"content": "item of bob's export", "user_id": "bob"}, {"content": "item of alice's export", "user_id": "alice"}]
     as_alice = http.post("/v1/import", json={"data": items}, headers=auth(world["alice"])).json()
     assert [f["index"] for f in as_alice["failed"]] == [0] and as_alice["failed"][0]["reason"] == BOUND
@@ -213,7 +213,7 @@ def test_an_import_item_naming_another_user_fails_for_a_bound_key(http, world) -
     assert len(as_admin["imported"]) == 2 and not as_admin["failed"]
 
 
-def test_a_bound_key_reads_no_job_of_another_user(http, world) -> None:  # noqa: ANN001
+def test_a_bound_key_reads_no_job_of_another_user(http, world) -> None:
     items = [{"content": f"bob's imported note {i}"} for i in range(201)]  # past the synchronous limit: a job
     started = http.post("/v1/import", json={"data": items}, headers=auth(world["bob"]))
     assert started.status_code == 202, started.text

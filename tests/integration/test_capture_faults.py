@@ -34,7 +34,7 @@ def test_a_retried_put_whose_first_attempt_landed_is_success_then_enqueue(http, 
     db = container.store._db
     real = db.put_item
 
-    def lost_response(**kwargs):  # noqa: ANN003, ANN202
+    def lost_response(**kwargs):
         real(**kwargs)  # the write lands...
         if kwargs["Item"]["sk"]["S"] == "MEMORY":  # ...and the caller only sees the retry's refusal
             raise ClientError({"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}}, "PutItem")
@@ -82,7 +82,7 @@ def test_idempotency_key_on_patch_applies_an_append_once(http) -> None:
 
 
 def test_sqs_send_fails_after_the_write_then_the_reconciler_enqueues_it(http, container, aws) -> None:
-    def down(task):  # noqa: ANN001, ANN202
+    def down(task):
         raise DependencyError("enrichment queue unavailable")
 
     patch = pytest.MonkeyPatch()
@@ -100,7 +100,7 @@ def test_throttled_capture_is_a_clear_503_with_nothing_written(http, container, 
     real = container.store._db.put_item
     writes: list[str] = []
 
-    def throttled(**kwargs):  # noqa: ANN003, ANN202
+    def throttled(**kwargs):
         writes.append(kwargs["Item"]["sk"]["S"])
         if kwargs["Item"]["sk"]["S"] == "MEMORY":  # the worst place: after the history line was written
             raise ClientError(THROTTLED, "PutItem")
@@ -152,8 +152,8 @@ def test_the_local_reconciler_leaves_a_backlog_alone(http, container, aws) -> No
     created = http.post("/v1/memories", headers=auth(), json={"content": "queued, not lost"}).json()
     url = container.settings.queue_url
     reconciler = Reconciler(lambda grace: container.recovery.requeue_stale(grace=grace), grace=timedelta(0),
-                            idle=lambda: queue_idle(container._sqs, url))  # noqa: SLF001
+                            idle=lambda: queue_idle(container._sqs, url))
     # When it runs a round, nothing is re-sent: the queue is not idle
-    assert not queue_idle(container._sqs, url)  # noqa: SLF001
+    assert not queue_idle(container._sqs, url)
     assert reconciler.run_once() == 0
     assert queued_ids(aws) == [created["id"]]

@@ -7,7 +7,7 @@ import os
 from mnemo import cli
 
 
-def test_flags_name_the_tables_without_touching_the_environment(aws, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_flags_name_the_tables_without_touching_the_environment(aws, monkeypatch, capsys) -> None:
     monkeypatch.setenv("MNEMO_KEYS_TABLE", "no-such-table")  # the flag must win over this
     before = dict(os.environ)
     assert cli.main(["--keys-table", aws["KeysTable"], "keys", "create", "--tenant", "acme", "--name", "laptop",

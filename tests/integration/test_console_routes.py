@@ -9,7 +9,7 @@ from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY, auth
 
 
-def test_whoami_tells_the_key_about_itself_never_its_secret(http, container) -> None:  # noqa: ANN001
+def test_whoami_tells_the_key_about_itself_never_its_secret(http, container) -> None:
     bound = container.keys.create("local", "ann's reader", ["memory:read"], user_id="ann").secret
     me = http.get("/v1/whoami", headers=auth(bound))
     assert me.status_code == 200 and me.headers["cache-control"] == "no-store"
@@ -21,7 +21,7 @@ def test_whoami_tells_the_key_about_itself_never_its_secret(http, container) -> 
     assert http.get("/v1/whoami").status_code == 401
 
 
-def test_jobs_lists_work_jobs_to_readers_and_erasures_to_admins_only(http, container) -> None:  # noqa: ANN001
+def test_jobs_lists_work_jobs_to_readers_and_erasures_to_admins_only(http, container) -> None:
     reader = container.keys.create("local", "reader", ["memory:read"]).secret
     writer = container.keys.create("local", "writer", ["memory:write"]).secret
     bound = container.keys.create("local", "ann", ["memory:read", "memory:write"], user_id="ann").secret
@@ -46,7 +46,7 @@ def test_jobs_lists_work_jobs_to_readers_and_erasures_to_admins_only(http, conta
     assert refused.status_code == 403 and "memory:read" in refused.json()["error"]["message"]
 
 
-def test_jobs_pages_by_cursor_and_refuses_a_forged_one(http) -> None:  # noqa: ANN001
+def test_jobs_pages_by_cursor_and_refuses_a_forged_one(http) -> None:
     ids = [http.delete(f"/v1/users/u{i}?hard=true", headers=auth()).json()["job_id"] for i in range(3)]
     first = http.get("/v1/jobs?limit=2", headers=auth()).json()
     assert [j["job_id"] for j in first["results"]] == ids[:0:-1] and first["next_cursor"]
@@ -56,7 +56,7 @@ def test_jobs_pages_by_cursor_and_refuses_a_forged_one(http) -> None:  # noqa: A
     assert bad.status_code == 400 and bad.json()["error"]["message"] == "cursor: must be the next_cursor of a previous page"
 
 
-def test_console_and_docs_carry_a_strict_policy_and_load_no_third_party_script(http) -> None:  # noqa: ANN001
+def test_console_and_docs_carry_a_strict_policy_and_load_no_third_party_script(http) -> None:
     for path in ("/console/", "/docs"):
         page = http.get(path)
         assert page.status_code == 200, path
@@ -74,7 +74,7 @@ def test_console_and_docs_carry_a_strict_policy_and_load_no_third_party_script(h
     assert "content-security-policy" not in http.get("/v1/whoami", headers=auth()).headers  # control: JSON routes unchanged
 
 
-def test_failed_enrichments_are_listed_with_reasons_and_an_admin_retries_this_tenants(http, container) -> None:  # noqa: ANN001
+def test_failed_enrichments_are_listed_with_reasons_and_an_admin_retries_this_tenants(http, container) -> None:
     from mnemo.domain.models import Enrichment, EnrichmentState
 
     reader = container.keys.create("local", "reader", ["memory:read"]).secret
@@ -101,7 +101,7 @@ def test_failed_enrichments_are_listed_with_reasons_and_an_admin_retries_this_te
     assert http.get("/v1/status", headers=auth()).json()["pending"] >= 1
 
 
-def test_a_users_erasure_takes_its_import_jobs_out_of_the_listing(http, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_a_users_erasure_takes_its_import_jobs_out_of_the_listing(http, aws, monkeypatch) -> None:
     from mnemo.services import jobs
     from tests.integration.test_erasure import every_item
     from tests.integration.test_profile_thrindex import enrich

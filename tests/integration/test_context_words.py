@@ -14,12 +14,12 @@ BEFORE = "The zeppelin museum was closed, so we walked along the harbour and end
 AFTER = "Yes, and the chowder there was excellent."
 
 
-def found(container, words: str) -> set[str]:  # noqa: ANN001
+def found(container, words: str) -> set[str]:
     query = SearchQuery(scope=NamespaceFilter(tenant="local", user_id="erin"), text=words, authors=["user", "agent"])
     return {c.memory_id for c in container.index().search(query)}
 
 
-def test_the_context_holds_the_predecessors_last_words_only(http, container, aws) -> None:  # noqa: ANN001
+def test_the_context_holds_the_predecessors_last_words_only(http, container, aws) -> None:
     ids = [http.post("/v1/memories", headers=auth(), json={"content": text, "user_id": "erin", "as_user": True}).json()["id"]
            for text in (BEFORE, AFTER)]
     enrich(aws)

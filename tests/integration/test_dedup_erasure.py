@@ -16,19 +16,19 @@ RELEASED = "duplicate_of removed: the kept memory was erased"  # the repeat's hi
 ERASED_ORIGINAL = "duplicate of an erased memory"  # its archive line, instead of the erased id
 
 
-def capture(http, content: str, user: str) -> str:  # noqa: ANN001
+def capture(http, content: str, user: str) -> str:
     response = http.post("/v1/memories", json={"content": content, "user_id": user}, headers=auth())
     assert response.status_code == 201, response.text
     return response.json()["id"]
 
 
-def naming(aws, memory_id: str) -> list[str]:  # noqa: ANN001
+def naming(aws, memory_id: str) -> list[str]:
     """The keys of every item of the memories table whose content names `memory_id`, beyond its tombstone."""
     return [f'{i["pk"]["S"]} {i["sk"]["S"]}' for i in every_item(aws)
             if memory_id in json.dumps(i) and i["sk"]["S"] != "ERASED"]
 
 
-def test_erasing_the_kept_memory_takes_duplicate_of_off_its_repeats_and_a_kept_one_keeps_it(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_erasing_the_kept_memory_takes_duplicate_of_off_its_repeats_and_a_kept_one_keeps_it(http, container, principal, aws) -> None:
     kept, repeat = capture(http, "My locker code is 5521.", "dx"), capture(http, "my locker code is 5521.", "dx")
     other, other_repeat = capture(http, "The boiler is serviced in May.", "dx"), capture(http, "the boiler is serviced in May.", "dx")
     report = container.duplicates.deduplicate(principal, "dx", 0.95, dry_run=False)
@@ -57,19 +57,19 @@ def test_erasing_the_kept_memory_takes_duplicate_of_off_its_repeats_and_a_kept_o
     assert container.store.get("local", other) is not None  # the kept memory itself stays (control)
 
 
-def test_an_archive_whose_kept_memory_is_being_erased_is_refused_whole(http, container, principal, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_an_archive_whose_kept_memory_is_being_erased_is_refused_whole(http, container, principal, aws, monkeypatch) -> None:
     kept, repeat = capture(http, "The spare key is under the blue pot.", "dy"), capture(http, "the spare key is under the blue pot.", "dy")
     control, control_repeat = capture(http, "Bins go out on Tuesday.", "dy"), capture(http, "bins go out on Tuesday.", "dy")
-    marks = container.erasure._marks  # noqa: SLF001 - the tombstone the erasure writes first
-    real_get = container.duplicates._store.get  # noqa: SLF001
+    marks = container.erasure._marks
+    real_get = container.duplicates._store.get
 
-    def get(tenant: str, memory_id: str, **options: object):  # noqa: ANN202 - the kept memory's erasure begins right after dedup re-reads it
+    def get(tenant: str, memory_id: str, **options: object):
         found = real_get(tenant, memory_id, **options)
         if memory_id == kept:
             marks.mark("local", kept, container.clock())
         return found
 
-    monkeypatch.setattr(container.duplicates._store, "get", get)  # noqa: SLF001
+    monkeypatch.setattr(container.duplicates._store, "get", get)
     report = container.duplicates.deduplicate(principal, "dy", 0.95, dry_run=False)
     assert report.archived == [control_repeat]  # the control: its kept memory is not being erased
     assert [(s.id, s.reason) for s in report.skipped] == [

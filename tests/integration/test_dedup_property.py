@@ -49,7 +49,7 @@ RUNS = st.tuples(
 
 
 @given(run=RUNS)
-def test_concurrent_patches_during_deduplication_are_kept_and_no_distinct_pair_merges(container, aws, principal, run) -> None:  # noqa: ANN001
+def test_concurrent_patches_during_deduplication_are_kept_and_no_distinct_pair_merges(container, aws, principal, run) -> None:
     pairs, patches, threshold, via_job = run
     n = next(_users)
     user = f"prop{n}"

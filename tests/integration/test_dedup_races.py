@@ -39,7 +39,7 @@ def saved(server: Any, user: str, texts: list[str]) -> list[str]:
     return [saved_id(call(server, "add_memory", {"content": t, "user_id": user, "skip_duplicate_check": True})) for t in texts]
 
 
-def test_a_patch_landing_between_dedups_read_and_its_archive_is_kept(app, aws, container, principal, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_patch_landing_between_dedups_read_and_its_archive_is_kept(app, aws, container, principal, monkeypatch) -> None:  # noqa: F811
     ids = saved(app, "rc", TEXTS)
     enrich(aws)
     acknowledged = {}
@@ -61,7 +61,7 @@ def test_a_patch_landing_between_dedups_read_and_its_archive_is_kept(app, aws, c
     assert container.store.get("local", ids[0]).status.value == "open" and container.store.get("local", ids[3]).version == 1
 
 
-def test_a_repeat_whose_text_changed_meanwhile_is_skipped_not_archived(app, aws, container, principal, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_repeat_whose_text_changed_meanwhile_is_skipped_not_archived(app, aws, container, principal, monkeypatch) -> None:  # noqa: F811
     ids = saved(app, "rt", TEXTS)
     enrich(aws)
 
@@ -79,7 +79,7 @@ def test_a_repeat_whose_text_changed_meanwhile_is_skipped_not_archived(app, aws,
     assert "archived 1, skipped 1." in text(applied) and f"Skipped {ids[1]}: its text changed" in text(applied)
 
 
-def test_a_dedup_interrupted_by_an_erasure_reports_what_it_archived_and_what_it_skipped(app, aws, container, principal, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_dedup_interrupted_by_an_erasure_reports_what_it_archived_and_what_it_skipped(app, aws, container, principal, monkeypatch) -> None:  # noqa: F811
     ids = saved(app, "er", [*TEXTS, "Dinner is at eight on Friday!"])
     enrich(aws)
 
@@ -101,7 +101,7 @@ def test_a_dedup_interrupted_by_an_erasure_reports_what_it_archived_and_what_it_
     assert container.store.get("local", ids[4]).status.value == "open"  # its original is gone: it stays live
 
 
-def test_a_dedup_job_reports_per_memory_what_it_archived_and_skipped(app, aws, container, principal, monkeypatch) -> None:  # noqa: ANN001, F811
+def test_a_dedup_job_reports_per_memory_what_it_archived_and_skipped(app, aws, container, principal, monkeypatch) -> None:  # noqa: F811
     ids = saved(app, "jb", [*TEXTS, "Dinner is at eight on Friday!"])
     enrich(aws)
     monkeypatch.setattr(jobs_module, "SYNC_DEDUP_LIMIT", 2)  # 5 live memories: a job

@@ -24,7 +24,7 @@ class Counting:
         return self._embed(texts)
 
 
-def test_at_the_write_cap_an_import_of_copies_is_refused_before_any_embedding(http, container, monkeypatch) -> None:  # noqa: ANN001
+def test_at_the_write_cap_an_import_of_copies_is_refused_before_any_embedding(http, container, monkeypatch) -> None:
     original = http.post("/v1/memories", json={"content": "My bank PIN is 4471.", "user_id": "cap"}, headers=auth())
     assert original.status_code == 201, original.text
     counting = Counting(container.embedder)
@@ -48,7 +48,7 @@ def test_at_the_write_cap_an_import_of_copies_is_refused_before_any_embedding(ht
     assert container.meter.usage("local").used[Counter.WRITES] == 1  # a skipped duplicate is never charged
 
 
-def test_at_the_write_cap_add_memory_is_refused_before_its_duplicate_check(http, container, monkeypatch) -> None:  # noqa: ANN001
+def test_at_the_write_cap_add_memory_is_refused_before_its_duplicate_check(http, container, monkeypatch) -> None:
     assert http.post("/v1/memories", json={"content": "My bank PIN is 4471."}, headers=auth()).status_code == 201
     counting = Counting(container.embedder)
     monkeypatch.setattr(container.embedder, "embed", counting.embed)
@@ -61,7 +61,7 @@ def test_at_the_write_cap_add_memory_is_refused_before_its_duplicate_check(http,
     assert counting.calls == 1
 
 
-def test_at_the_write_cap_deduplication_still_archives_repeats_while_a_capture_is_refused(http, container) -> None:  # noqa: ANN001
+def test_at_the_write_cap_deduplication_still_archives_repeats_while_a_capture_is_refused(http, container) -> None:
     """Archiving is never counted (docs/tenancy.md "What counts"), deduplication's archives included:
     at the write cap a tenant can still clean up its repeats, while its next capture is refused."""
     texts = ["My bank PIN is 4471.", "my bank PIN is 4471.", "The gym is closed on Sundays."]
@@ -84,7 +84,7 @@ SKIPPED_AT_CAP = ("skipped: this tenant's monthly retrieval limit is reached, so
 
 
 def test_a_duplicate_check_costs_one_retrieval_and_at_the_retrieval_cap_is_skipped_never_refusing_the_write(
-        http, container) -> None:  # noqa: ANN001
+        http, container) -> None:
     """A duplicate check is a similarity search: charged one `retrievals` unit, also when it finds the
     duplicate (nothing stored). At the retrievals cap the check is skipped and the write proceeds,
     saying so, as for a key without memory:read (docs/tenancy.md "Duplicate checks")."""
@@ -119,7 +119,7 @@ def test_a_duplicate_check_costs_one_retrieval_and_at_the_retrieval_cap_is_skipp
     assert search.status_code == 429 and search.json()["error"]["message"] == "monthly retrieval limit reached"
 
 
-def test_at_the_retrieval_cap_an_import_job_imports_each_chunk_unchecked_and_says_so(http, container, aws) -> None:  # noqa: ANN001
+def test_at_the_retrieval_cap_an_import_job_imports_each_chunk_unchecked_and_says_so(http, container, aws) -> None:
     from mnemo.services import jobs as jobs_module
     from tests.integration.test_jobs import run_jobs
 

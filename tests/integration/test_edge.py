@@ -56,7 +56,7 @@ def test_the_wrong_key_cache_is_bounded_and_never_evicts_real_keys(container, mo
     for i in range(500):
         try:
             service.authenticate(f"mn_wrong{i:04d}_0123456789abcdefghijklmnop")
-        except Exception as exc:  # noqa: BLE001 - every one of them must be refused
+        except Exception as exc:
             assert type(exc).__name__ == "AuthenticationError"
         else:
             raise AssertionError("a wrong key was accepted")
@@ -71,7 +71,7 @@ def test_503_carries_retry_after_and_no_aws_error_code(http, container) -> None:
     store = container.store
     error = ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "Rate exceeded"}}, "Query")
 
-    def throttled(**kwargs):  # noqa: ANN003, ANN202
+    def throttled(**kwargs):
         raise error
 
     patch = pytest.MonkeyPatch()

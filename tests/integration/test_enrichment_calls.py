@@ -20,11 +20,11 @@ BATCH = 10
 
 
 @pytest.fixture
-def counted(aws, container, principal):  # noqa: ANN001, ANN201
+def counted(aws, container, principal):
     sqs = client("sqs")
     poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
     calls: Counter[str] = Counter()
-    for aws_client in {id(c): c for c in (container._dynamodb, container._sqs, sqs)}.values():  # noqa: SLF001
+    for aws_client in {id(c): c for c in (container._dynamodb, container._sqs, sqs)}.values():
         aws_client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
     return container, principal, poller, calls
 

@@ -23,7 +23,7 @@ LOCAL = NamespaceFilter(tenant="local")  # the test key's tenant, user "default"
 
 
 @pytest.fixture
-def pipeline(aws, container, principal):  # noqa: ANN001, ANN201
+def pipeline(aws, container, principal):
     """Queue with VisibilityTimeout 0 (a failed message is visible again at once) and 3 receives."""
     sqs = client("sqs")
     sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
@@ -42,7 +42,7 @@ def dlq_bodies(sqs: Any, url: str) -> list[dict[str, Any]]:
     return [json.loads(m["Body"]) for m in messages]
 
 
-def snapshot(services, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
+def snapshot(services, memory_id: str) -> dict[str, Any]:
     """Everything enrichment derives for a memory: stored item, facts, links, index document."""
     memory = services.store.get("local", memory_id)
     return {
@@ -140,13 +140,13 @@ def test_the_ids_a_serverless_index_generates_are_kept_on_the_memory_and_deleted
             self.told: list[tuple[str, list[str]]] = []
             self.count = 0
 
-        def upsert(self, documents):  # noqa: ANN001, ANN202
+        def upsert(self, documents):
             super().upsert(documents)
             self.told += [("upsert", list(d.index_ids)) for d in documents]
             self.count += 1
             return {d.memory_id: [f"gen-{self.count}"] for d in documents}
 
-        def delete(self, tenant, memory_id, index_ids=()):  # noqa: ANN001, ANN202
+        def delete(self, tenant, memory_id, index_ids=()):
             super().delete(tenant, memory_id, index_ids)
             self.told.append(("delete", list(index_ids)))
 
@@ -216,11 +216,11 @@ def test_fault_at_each_step_retries_then_dlq_then_redrive_restores(pipeline, mon
     assert services.status.for_tenant("local").model_dump(exclude_none=True) == {"tenant": "local", "pending": 0, "failed": 0, "dlq": 0}
 
 
-def _prepare_with(enrichment, broken):  # noqa: ANN001, ANN202
+def _prepare_with(enrichment, broken):
     """prepare() whose store reads fail (the store is shared with the failure bookkeeping)."""
     original_prepare = enrichment.prepare
 
-    def prepare(tasks):  # noqa: ANN001, ANN202
+    def prepare(tasks):
         store_get, store_get_many = enrichment._store.get, enrichment._store.get_many
         enrichment._store.get = enrichment._store.get_many = broken
         try:

@@ -32,12 +32,12 @@ def mentions(items: list[dict[str, Any]], *needles: str) -> list[dict[str, Any]]
     return [i for i in items if any(n.casefold() in json.dumps(i).casefold() for n in needles)]
 
 
-def index_hits(container, words: str) -> set[str]:  # noqa: ANN001
+def index_hits(container, words: str) -> set[str]:
     query = SearchQuery(scope=NamespaceFilter(tenant="local", user_id=None), text=words, authors=["user", "agent"])
     return {c.memory_id for c in container.index().search(query)}
 
 
-def test_hard_delete_erases_every_trace_and_a_redelivered_task_creates_nothing(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_hard_delete_erases_every_trace_and_a_redelivered_task_creates_nothing(http, container, principal, aws) -> None:
     secret = http.post("/v1/memories", json={"content": SECRET}, headers=auth()).json()["id"]
     shared = http.post("/v1/memories", json={"content": "Zanzibar Okonkwo works at Quillfeather Labs."}, headers=auth()).json()["id"]
     enrich(aws)
@@ -83,7 +83,7 @@ def test_hard_delete_erases_every_trace_and_a_redelivered_task_creates_nothing(h
     assert [m["id"] for m in found["results"]] == [shared]
 
 
-def test_a_fact_only_the_erased_memory_said_is_gone_with_its_entities(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_a_fact_only_the_erased_memory_said_is_gone_with_its_entities(http, container, principal, aws) -> None:
     lone = http.post("/v1/memories", json={"content": "Xaviera Plumtree works at Brindlecorp."}, headers=auth()).json()["id"]
     keep = http.post("/v1/memories", json={"content": "Odalys Fenwick works at Marrowgate."}, headers=auth()).json()["id"]
     enrich(aws)
@@ -95,7 +95,7 @@ def test_a_fact_only_the_erased_memory_said_is_gone_with_its_entities(http, cont
     assert http.get(f"/v1/memories/{keep}", headers=auth()).json()["facts"]
 
 
-def test_without_hard_delete_stays_a_soft_archive(http) -> None:  # noqa: ANN001
+def test_without_hard_delete_stays_a_soft_archive(http) -> None:
     memory = http.post("/v1/memories", json={"content": "Soft only"}, headers=auth()).json()["id"]
     assert http.delete(f"/v1/memories/{memory}", headers=auth()).json()["status"] == "archived"
     assert http.get(f"/v1/memories/{memory}", headers=auth()).json()["status"] == "archived"

@@ -23,32 +23,32 @@ HAL_KEY = "mn_halbound0_0123456789abcdefghijklmnop"
 
 
 @pytest.fixture
-def bound(container) -> None:  # noqa: ANN001
+def bound(container) -> None:
     for name, secret in (("gia", GIA_KEY), ("hal", HAL_KEY)):
         container.keys.create("local", name, ["memory:read", "memory:write"], secret, user_id=name)
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     return create_app(container)
 
 
-def post_fact(http, subject: str, obj: str, key: str = GIA_KEY) -> Any:  # noqa: ANN001
+def post_fact(http, subject: str, obj: str, key: str = GIA_KEY) -> Any:
     return http.post("/v1/facts", json={"subject": subject, "predicate": "moors at", "object": obj}, headers=auth(key))
 
 
-def indexed(container, needle: str) -> list[str]:  # noqa: ANN001
+def indexed(container, needle: str) -> list[str]:
     """Facts-index documents (the local index's own store) that hold `needle`."""
     index = container.fact_index()
-    return [doc.fact_uuid for part in index._docs.values() for doc, *_ in part.values() if needle in doc.model_dump_json()]  # noqa: SLF001
+    return [doc.fact_uuid for part in index._docs.values() for doc, *_ in part.values() if needle in doc.model_dump_json()]
 
 
-def test_a_fact_that_lands_after_the_erasure_completed_is_erased_and_refused(http, container, aws, bound, monkeypatch) -> None:  # noqa: ANN001
+def test_a_fact_that_lands_after_the_erasure_completed_is_erased_and_refused(http, container, aws, bound, monkeypatch) -> None:
     store, real, erasures, later = container.fact_store, container.fact_store.record, [], []
 
-    def late(recorded, **kwargs):  # noqa: ANN001, ANN202
+    def late(recorded, **kwargs):
         if recorded.namespace.user_id == "gia" and not erasures:  # began before the request; the whole erasure runs first
             erasures.append(erase_user(http, container, "gia"))
             # Once the erasure has ended, another recording for Gia is admitted and kept (positive control)
@@ -70,13 +70,13 @@ def test_a_fact_that_lands_after_the_erasure_completed_is_erased_and_refused(htt
     assert mentions(every_item(aws), "Larchquay") and indexed(container, "Larchquay") == [kept]
 
 
-def test_an_import_restoring_a_recorded_fact_that_lands_after_the_erasure_is_erased_and_refused(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_an_import_restoring_a_recorded_fact_that_lands_after_the_erasure_is_erased_and_refused(http, container, aws, monkeypatch) -> None:
     recorded = {"uuid": "0b9e6a52-5d7f-4b1e-8f0a-2c3d4e5f6a7b", "group_id": "default", "subject": "Ivo",
                 "predicate": "moors at", "object": "Quokkamere wharf", "fact": "Ivo moors at Quokkamere wharf",
                 "status": "active", "created_at": "2026-11-30T10:00:00Z"}
     store, real, erasures = container.fact_store, container.fact_store.record, []
 
-    def late(fact, **kwargs):  # noqa: ANN001, ANN202
+    def late(fact, **kwargs):
         if fact.namespace.user_id == "ivo" and not erasures:
             erasures.append(erase_user(http, container, "ivo"))
         return real(fact, **kwargs)
@@ -92,7 +92,7 @@ def test_an_import_restoring_a_recorded_fact_that_lands_after_the_erasure_is_era
     assert mentions(every_item(aws), "Quokkamere")
 
 
-def test_facts_recorded_while_the_erasure_runs_are_refused_on_every_surface_then_accepted(http, app, container, aws, bound) -> None:  # noqa: ANN001
+def test_facts_recorded_while_the_erasure_runs_are_refused_on_every_surface_then_accepted(http, app, container, aws, bound) -> None:
     job_id = http.delete("/v1/users/gia?hard=true", headers=auth()).json()["job_id"]  # queued: the fence is up
     lines = len(every_item(aws))
     running = 'user_id: user "gia" is being erased; nothing is written for the user'
@@ -120,7 +120,7 @@ def test_facts_recorded_while_the_erasure_runs_are_refused_on_every_surface_then
 
     from mnemo.domain.erasure import ErasureStep
 
-    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:  # noqa: SLF001
+    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:
         container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=job.step))
     # Positive control: once the erasure has ended, facts for Gia are accepted and kept
     after = post_fact(http, "Gia", "Quokkamere wharf")

@@ -20,22 +20,22 @@ from tests.integration.test_erasure import every_item, mentions
 from tests.integration.test_profile_thrindex import enrich
 
 
-def capture(http, content: str, **fields: Any) -> str:  # noqa: ANN001
+def capture(http, content: str, **fields: Any) -> str:
     response = http.post("/v1/memories", json={"content": content, **fields}, headers=auth())
     assert response.status_code == 201, response.text
     return response.json()["id"]
 
 
-def fact_of(container, memory_id: str) -> list[str]:  # noqa: ANN001
+def fact_of(container, memory_id: str) -> list[str]:
     """The facts the memory supports now."""
     return [f.uuid for f in container.fact_store.for_memory("local", memory_id)]
 
 
-def served(http, fact_uuid: str) -> int:  # noqa: ANN001
+def served(http, fact_uuid: str) -> int:
     return http.get(f"/v1/facts/{fact_uuid}", headers=auth()).status_code
 
 
-def fact_docs(container, user: str, words: str) -> list[str]:  # noqa: ANN001
+def fact_docs(container, user: str, words: str) -> list[str]:
     return [h.fact_uuid for h in container.fact_index().search(Namespace(tenant="local", user_id=user), words, None, 10)]
 
 
@@ -44,7 +44,7 @@ def naming(items: list[dict[str, Any]], *needles: str) -> list[str]:
     return [f'{i["pk"]["S"]} {i["sk"]["S"]}' for i in mentions(items, *needles)]
 
 
-def test_the_facts_of_an_archived_memory_go_with_its_erasure(http, container, aws) -> None:  # noqa: ANN001
+def test_the_facts_of_an_archived_memory_go_with_its_erasure(http, container, aws) -> None:
     memory = capture(http, "Zed lives in Quito.")
     enrich(aws)
     (fact,) = fact_of(container, memory)
@@ -62,7 +62,7 @@ def test_the_facts_of_an_archived_memory_go_with_its_erasure(http, container, aw
     assert fact_docs(container, "default", "Zed Quito") == []
 
 
-def test_an_edited_memorys_older_facts_go_with_its_erasure(http, container, aws) -> None:  # noqa: ANN001
+def test_an_edited_memorys_older_facts_go_with_its_erasure(http, container, aws) -> None:
     memory = capture(http, "Kim works at Initech.")
     enrich(aws)
     (old,) = fact_of(container, memory)
@@ -81,7 +81,7 @@ def test_an_edited_memorys_older_facts_go_with_its_erasure(http, container, aws)
     assert fact_docs(container, "default", "Kim Initech Globex") == []
 
 
-def test_a_user_erasure_takes_the_facts_of_archived_and_edited_memories(http, container, aws) -> None:  # noqa: ANN001
+def test_a_user_erasure_takes_the_facts_of_archived_and_edited_memories(http, container, aws) -> None:
     archived = capture(http, "Zed lives in Quito.", user_id="zed")
     edited = capture(http, "Kim works at Initech.", user_id="zed")
     other = capture(http, "Kim works at Initech.", user_id="lia")  # another user says it: another fact
@@ -107,7 +107,7 @@ def test_a_user_erasure_takes_the_facts_of_archived_and_edited_memories(http, co
     assert served(http, kept) == 200 and fact_docs(container, "lia", "Kim Initech") == [kept]
 
 
-def porto_retired_by_lisbon(container, principal, aws):  # noqa: ANN001, ANN201
+def porto_retired_by_lisbon(container, principal, aws):
     """Bob's recorded "lives in Porto" (2025-01), then a memory saying he moved to Lisbon (2025-05),
     enriched: the Porto fact, the memory's id and the Lisbon fact's uuid, which retired Porto."""
     old = container.facts.record_triple(principal, RecordFactCommand(
@@ -119,7 +119,7 @@ def porto_retired_by_lisbon(container, principal, aws):  # noqa: ANN001, ANN201
     return old, memory, lisbon
 
 
-def test_a_fact_the_erased_fact_retired_is_back_and_nothing_names_the_erased_uuid(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_a_fact_the_erased_fact_retired_is_back_and_nothing_names_the_erased_uuid(http, container, principal, aws) -> None:
     old, memory, lisbon = porto_retired_by_lisbon(container, principal, aws)
     retired = container.facts.get(principal, old.uuid)
     assert (retired.status, retired.invalidated_by) == (FactStatus.INVALIDATED, lisbon)  # control: Lisbon retired Porto
@@ -132,7 +132,7 @@ def test_a_fact_the_erased_fact_retired_is_back_and_nothing_names_the_erased_uui
     assert [a.action for a in container.fact_store.audit("local", old.uuid)][-1] == "reactivated"
 
 
-def test_a_fact_another_memory_still_says_is_kept_without_naming_the_erased_one(http, container, aws) -> None:  # noqa: ANN001
+def test_a_fact_another_memory_still_says_is_kept_without_naming_the_erased_one(http, container, aws) -> None:
     erased = capture(http, "Ivo works at Pinecrest.")
     kept = capture(http, "Ivo works at Pinecrest!")
     enrich(aws)
@@ -152,7 +152,7 @@ def test_a_fact_another_memory_still_says_is_kept_without_naming_the_erased_one(
     assert json.dumps([a.model_dump(mode="json") for a in container.fact_store.audit("local", fact)]).count(kept) >= 1
 
 
-def test_the_reindex_backfills_what_older_facts_came_from_never_under_an_erased_memory(http, container, aws) -> None:  # noqa: ANN001
+def test_the_reindex_backfills_what_older_facts_came_from_never_under_an_erased_memory(http, container, aws) -> None:
     """Facts derived before the `D#` records existed: an archived memory's fact is reachable only from
     its audit rows; the admin reindex records it, so the erasure finds it. An audit row naming a
     memory erased before (legacy) gets no record: nothing is written under an erased id."""
@@ -177,7 +177,7 @@ def test_the_reindex_backfills_what_older_facts_came_from_never_under_an_erased_
     assert served(http, fact) == 404 and naming(every_item(aws), "Quito") == []
 
 
-def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http, container, aws) -> None:  # noqa: ANN001
+def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http, container, aws) -> None:
     memory = capture(http, "Kim works at Initech with Brontel Quax.")
     enrich(aws)
     http.patch(f"/v1/memories/{memory}", json={"content": "Kim works at Globex."}, headers=auth())
@@ -190,7 +190,7 @@ def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http,
     assert container.fact_store.find_entity(Namespace(tenant="local"), "Brontel Quax") is None
 
 
-def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, container, principal, aws) -> None:
     old, memory, lisbon = porto_retired_by_lisbon(container, principal, aws)
     assert http.post("/v1/retract", json={"edge_uuid": old.uuid}, headers=auth()).status_code == 200
     retracted = container.facts.get(principal, old.uuid)
@@ -202,7 +202,7 @@ def test_a_retracted_fact_the_erased_fact_had_retired_names_it_no_more(http, con
     assert naming(every_item(aws), lisbon, "Lisbon") == []
 
 
-def test_a_memory_that_says_the_fact_while_it_is_being_erased_keeps_it(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_a_memory_that_says_the_fact_while_it_is_being_erased_keeps_it(http, container, aws, monkeypatch) -> None:
     """The fact's delete is conditional on the revision read: another memory's enrichment that
     becomes a source between the erasure's read and its delete makes the erasure re-read and keep it."""
     from mnemo.adapters import dynamodb_erasure
@@ -211,10 +211,10 @@ def test_a_memory_that_says_the_fact_while_it_is_being_erased_keeps_it(http, con
     enrich(aws)
     (fact,) = fact_of(container, erased)
     later = capture(http, "Ivo works at Pinecrest!")  # said again; its enrichment lands mid-erasure
-    original = dynamodb_erasure._other_producers  # noqa: SLF001
+    original = dynamodb_erasure._other_producers
     raced: list[str] = []
 
-    def stale_answer(store, read, audits, memory_id):  # noqa: ANN001, ANN202
+    def stale_answer(store, read, audits, memory_id):
         answer = original(store, read, audits, memory_id)
         if not raced:
             raced.append(read.uuid)

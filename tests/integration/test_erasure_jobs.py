@@ -23,19 +23,19 @@ SAME = "Ana Kowalczyk works at Fernhollow Bank."
 ANA_ONLY = "Quorvale"  # a word only Ana's memories use
 
 
-def capture(http, content: str, key: str | None = None, **fields: Any) -> str:  # noqa: ANN001
+def capture(http, content: str, key: str | None = None, **fields: Any) -> str:
     response = http.post("/v1/memories", json={"content": content, **fields}, headers=auth(key) if key else auth())
     assert response.status_code == 201, response.text
     return response.json()["id"]
 
 
-def index_ids(container, tenant: str, user: str | None, words: str) -> set[str]:  # noqa: ANN001
+def index_ids(container, tenant: str, user: str | None, words: str) -> set[str]:
     query = SearchQuery(scope=NamespaceFilter(tenant=tenant, user_id=user), text=words, authors=["user", "agent"],
                         statuses=["open", "completed", "archived"])
     return {c.memory_id for c in container.index().search(query)}
 
 
-def fact_hits(container, tenant: str, user: str, words: str) -> list[str]:  # noqa: ANN001
+def fact_hits(container, tenant: str, user: str, words: str) -> list[str]:
     namespace = Namespace(tenant=tenant, user_id=user)
     return [h.fact_uuid for h in container.fact_index().search(namespace, words, None, 10)]
 
@@ -46,7 +46,7 @@ def of_user(items: list[dict[str, Any]], tenant: str, user: str) -> list[dict[st
 
 
 @pytest.fixture
-def people(http, container, principal, aws) -> dict[str, Any]:  # noqa: ANN001
+def people(http, container, principal, aws) -> dict[str, Any]:
     """Ana: five memories across statuses, authors, agents and groups, two of them saying one fact
     (within her namespace they support one fact); Ben, in the same tenant, says Ana's fact too (his
     own namespace: his own fact); another tenant has a user `ana` of its own."""
@@ -72,7 +72,7 @@ def people(http, container, principal, aws) -> dict[str, Any]:  # noqa: ANN001
     return {"ana": ana, "ben": ben, "elsewhere": elsewhere}
 
 
-def erase_ana(http) -> str:  # noqa: ANN001
+def erase_ana(http) -> str:
     response = http.delete("/v1/users/ana?hard=true", headers=auth())
     assert response.status_code == 202, response.text
     job_id = response.json()["job_id"]
@@ -81,7 +81,7 @@ def erase_ana(http) -> str:  # noqa: ANN001
     return job_id
 
 
-def assert_ana_gone(http, container, aws, people: dict[str, Any]) -> None:  # noqa: ANN001
+def assert_ana_gone(http, container, aws, people: dict[str, Any]) -> None:
     everything = every_item(aws)
     after = [i for i in everything if not i["pk"]["S"].startswith("T#other#")]  # the other tenant's `ana` stays
     assert mentions([i for i in everything if i not in after], ANA_ONLY)
@@ -103,7 +103,7 @@ def assert_ana_gone(http, container, aws, people: dict[str, Any]) -> None:  # no
     assert index_ids(container, "other", "ana", ANA_ONLY) == {people["elsewhere"]}
 
 
-def test_a_user_erasure_job_leaves_nothing_of_the_user_and_everything_of_others(http, container, aws, people, monkeypatch) -> None:  # noqa: ANN001
+def test_a_user_erasure_job_leaves_nothing_of_the_user_and_everything_of_others(http, container, aws, people, monkeypatch) -> None:
     monkeypatch.setattr(container.erasure_jobs, "_page", 2)  # five memories: three hops, each re-enqueuing the next
     job_id = erase_ana(http)
     assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["status"] == "queued"
@@ -124,7 +124,7 @@ def test_a_user_erasure_job_leaves_nothing_of_the_user_and_everything_of_others(
     assert_ana_gone(http, container, aws, people)
 
 
-def test_jobs_are_tenant_scoped_and_the_route_demands_hard_and_admin(http, container, aws, people) -> None:  # noqa: ANN001
+def test_jobs_are_tenant_scoped_and_the_route_demands_hard_and_admin(http, container, aws, people) -> None:
     container.keys.ensure("local", "reader", ["memory:read", "memory:delete"], READER_KEY)
     for query in ("", "?hard=false"):
         response = http.delete(f"/v1/users/ana{query}", headers=auth())
@@ -146,24 +146,24 @@ def test_jobs_are_tenant_scoped_and_the_route_demands_hard_and_admin(http, conta
 
 
 def test_an_interrupted_and_redelivered_job_counts_each_memory_once_and_resurrects_nothing(
-        http, container, aws, people, monkeypatch) -> None:  # noqa: ANN001
+        http, container, aws, people, monkeypatch) -> None:
     monkeypatch.setattr(container.erasure_jobs, "_page", 3)
     job_id = erase_ana(http)
     jobs = container.erasure_jobs
     first = ErasureStep(tenant="local", job_id=job_id, step=0)
     # The Lambda dies inside the hop: the second memory is erased but the job never records it.
-    real_record, calls = container.erasure_jobs._jobs.record_erased, []  # noqa: SLF001
+    real_record, calls = container.erasure_jobs._jobs.record_erased, []
 
-    def dying(job, memory_id):  # noqa: ANN001, ANN202
+    def dying(job, memory_id):
         calls.append(memory_id)
         if len(calls) == 2:
             raise TimeoutError("Task timed out after 120.00 seconds")
         return real_record(job, memory_id)
 
-    monkeypatch.setattr(jobs._jobs, "record_erased", dying)  # noqa: SLF001
+    monkeypatch.setattr(jobs._jobs, "record_erased", dying)
     with pytest.raises(TimeoutError):
         jobs.run(first)
-    monkeypatch.setattr(jobs._jobs, "record_erased", real_record)  # noqa: SLF001
+    monkeypatch.setattr(jobs._jobs, "record_erased", real_record)
     assert http.get(f"/v1/jobs/{job_id}", headers=auth()).json()["memory_ids"] == [calls[0]]
 
     # SQS redelivers the same message; this time the invocation runs short of time after one memory
@@ -181,7 +181,7 @@ def test_an_interrupted_and_redelivered_job_counts_each_memory_once_and_resurrec
 
     # every old message delivered again after the job: old hops and enrichment tasks of erased memories
     for step in range(4):
-        jobs._queue.send_step(ErasureStep(tenant="local", job_id=job_id, step=step))  # noqa: SLF001
+        jobs._queue.send_step(ErasureStep(tenant="local", job_id=job_id, step=step))
     for memory_id in people["ana"]:
         container.queue.send(EnrichmentTask(tenant="local", memory_id=memory_id, version=1))
     enrich(aws)
@@ -189,7 +189,7 @@ def test_an_interrupted_and_redelivered_job_counts_each_memory_once_and_resurrec
     assert_ana_gone(http, container, aws, people)
 
 
-def test_a_memory_erased_meanwhile_by_a_single_hard_delete_is_listed_once(http, container, aws, people) -> None:  # noqa: ANN001
+def test_a_memory_erased_meanwhile_by_a_single_hard_delete_is_listed_once(http, container, aws, people) -> None:
     job_id = erase_ana(http)
     assert http.delete(f"/v1/memories/{people['ana'][0]}?hard=true", headers=auth()).status_code == 200
     enrich(aws)
@@ -199,14 +199,14 @@ def test_a_memory_erased_meanwhile_by_a_single_hard_delete_is_listed_once(http, 
     assert isinstance(container.erasure, ErasureService)
 
 
-def test_a_hop_failing_on_its_last_delivery_marks_the_job_failed(http, container, aws, people, monkeypatch) -> None:  # noqa: ANN001
+def test_a_hop_failing_on_its_last_delivery_marks_the_job_failed(http, container, aws, people, monkeypatch) -> None:
     from mnemo.errors import DependencyError
     from mnemo.surfaces.worker import handle_batch
     from tests.integration.conftest import Context
 
     job_id = erase_ana(http)
 
-    def down(memory):  # noqa: ANN001, ANN202
+    def down(memory):
         raise DependencyError("search index unavailable (HTTP 503)")
 
     monkeypatch.setattr(container.erasure, "erase", down)
@@ -224,7 +224,7 @@ def test_a_hop_failing_on_its_last_delivery_marks_the_job_failed(http, container
 
 
 def test_recorded_facts_are_erased_a_page_a_hop_when_time_runs_low_and_counted_once(http, container, principal,
-                                                                                    monkeypatch) -> None:  # noqa: ANN001
+                                                                                    monkeypatch) -> None:
     from mnemo.domain.fact_commands import RecordFactCommand
     from mnemo.services import erasure_jobs
 

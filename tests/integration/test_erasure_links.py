@@ -20,12 +20,12 @@ ERASED = "Quentin Marlowe visited the Ravensholm observatory."
 NEIGHBOUR = "Quentin Marlowe loves the Ravensholm observatory at night."
 
 
-def found(container, words: str) -> Any:  # noqa: ANN001, ANN401
+def found(container, words: str) -> Any:
     query = SearchQuery(scope=NamespaceFilter(tenant="local", user_id=None), text=words, authors=["user", "agent"])
     return container.index().search(query)
 
 
-def neighbour_document(container, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
+def neighbour_document(container, memory_id: str) -> dict[str, Any]:
     """The neighbour's index document as ranking reads it (links), and whether the word only the erased
     memory says ("visited") finds it: its context holds the text of the memory captured before it."""
     rows = found(container, "Quentin Marlowe Ravensholm observatory")
@@ -36,15 +36,15 @@ def neighbour_document(container, memory_id: str) -> dict[str, Any]:  # noqa: AN
 
 @pytest.mark.parametrize("erase", [True, False])
 def test_a_neighbours_enrichment_racing_the_erasure_recreates_no_link(erase: bool, http, container, principal, aws,
-                                                                      monkeypatch) -> None:  # noqa: ANN001
+                                                                      monkeypatch) -> None:
     erased = http.post("/v1/memories", json={"content": ERASED}, headers=auth()).json()["id"]
     enrich(aws)
     neighbour = http.post("/v1/memories", json={"content": NEIGHBOUR}, headers=auth()).json()["id"]
-    graph = container.enrichment._graph  # noqa: SLF001 - the worker's own graph store
+    graph = container.enrichment._graph
     original = graph.apply
     done: list[Any] = []
 
-    def erase_before_the_links_land(changes):  # noqa: ANN001, ANN202
+    def erase_before_the_links_land(changes):
         planned = [link.other_id for change in changes for link in change.links]
         if erase and erased in planned and not done:  # the DELETE ?hard=true arrives right now
             done.append(container.erasure.erase_memory(principal, erased))
@@ -69,7 +69,7 @@ def test_a_neighbours_enrichment_racing_the_erasure_recreates_no_link(erase: boo
     assert http.get(f"/v1/memories/{neighbour}", headers=auth()).json()["links"] == []
 
 
-def test_an_erasure_rebuilds_the_neighbours_documents_without_its_id_and_words(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_an_erasure_rebuilds_the_neighbours_documents_without_its_id_and_words(http, container, principal, aws) -> None:
     erased = http.post("/v1/memories", json={"content": ERASED}, headers=auth()).json()["id"]
     enrich(aws)
     neighbour = http.post("/v1/memories", json={"content": NEIGHBOUR}, headers=auth()).json()["id"]

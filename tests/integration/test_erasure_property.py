@@ -80,13 +80,13 @@ def scan(table: str) -> list[dict[str, Any]]:
             return items
 
 
-def index_documents(container) -> list[tuple[str, str]]:  # noqa: ANN001
+def index_documents(container) -> list[tuple[str, str]]:
     """(where, JSON) of every document both local indexes hold (their contents, not a query)."""
     memories = container.index()
     facts = container.fact_index()
-    docs = [(f"memories:{mid}", doc.model_dump_json()) for part in memories._partitions.values()  # noqa: SLF001
+    docs = [(f"memories:{mid}", doc.model_dump_json()) for part in memories._partitions.values()
             for mid, doc in part.docs.items()]
-    docs += [(f"facts:{uuid}", row[0].model_dump_json(exclude={"vector"})) for part in facts._docs.values()  # noqa: SLF001
+    docs += [(f"facts:{uuid}", row[0].model_dump_json(exclude={"vector"})) for part in facts._docs.values()
              for uuid, row in part.items()]
     return docs
 
@@ -104,7 +104,7 @@ def allowed_trace(item: dict[str, Any], erased: set[str]) -> bool:
 
 
 class ErasureMachine(RuleBasedStateMachine):
-    def __init__(self, http, container, principal, aws, totals: Counter) -> None:  # noqa: ANN001
+    def __init__(self, http, container, principal, aws, totals: Counter) -> None:
         super().__init__()
         self.http, self.container, self.principal, self.aws, self.totals = http, container, principal, aws, totals
         self.live: dict[str, Mem] = {}
@@ -315,7 +315,7 @@ class ErasureMachine(RuleBasedStateMachine):
                 self.erase_user(user)
 
 
-def test_erasure_leaves_nothing_and_keeps_everything_else(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_erasure_leaves_nothing_and_keeps_everything_else(http, container, principal, aws) -> None:
     totals: Counter = Counter()
     started = time.perf_counter()
     run_state_machine_as_test(lambda: ErasureMachine(http, container, principal, aws, totals),

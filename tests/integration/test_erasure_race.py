@@ -19,14 +19,14 @@ CONTROL = "Tamsin Oduya works at Pellridge Mills."
 
 
 @pytest.mark.parametrize("step", ["_links", "_document"])  # before any derived write; after facts and graph
-def test_an_erasure_during_enrichment_leaves_nothing_behind(step: str, http, container, principal, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_an_erasure_during_enrichment_leaves_nothing_behind(step: str, http, container, principal, aws, monkeypatch) -> None:
     secret = http.post("/v1/memories", json={"content": SECRET}, headers=auth()).json()["id"]
     control = http.post("/v1/memories", json={"content": CONTROL}, headers=auth()).json()["id"]
     enrichment = container.enrichment
     original = getattr(enrichment, step)
     erased: list[Any] = []
 
-    def erase_midway(memory, *args, **kwargs):  # noqa: ANN001, ANN202
+    def erase_midway(memory, *args, **kwargs):
         result = original(memory, *args, **kwargs)
         if memory.id == secret and not erased:  # the user's DELETE ?hard=true arrives right now
             erased.append(container.erasure.erase_memory(principal, secret))
@@ -49,20 +49,20 @@ def test_an_erasure_during_enrichment_leaves_nothing_behind(step: str, http, con
 
 
 def test_facts_an_enrichment_writes_between_the_erasures_purge_and_its_last_delete_go_too(http, container, principal, aws,
-                                                                                          monkeypatch) -> None:  # noqa: ANN001
+                                                                                          monkeypatch) -> None:
     """The erasure reads the memory's fact records, the enrichment then derives a fact (writing a
     record), the erasure deletes the memory's collection with that record: the enrichment's undo
     must find the fact without it."""
     secret = http.post("/v1/memories", json={"content": SECRET}, headers=auth()).json()["id"]
     control = http.post("/v1/memories", json={"content": CONTROL}, headers=auth()).json()["id"]
-    facts = container.enrichment._facts  # noqa: SLF001 - the worker's own fact store
+    facts = container.enrichment._facts
     original = facts.replace_derived
     erasure = container.erasure
 
-    def erase_around_the_fact_writes(memory, *args, **kwargs):  # noqa: ANN001, ANN202
+    def erase_around_the_fact_writes(memory, *args, **kwargs):
         if memory.id != secret:
             return original(memory, *args, **kwargs)
-        erasure._marks.mark("local", secret, container.clock())  # noqa: SLF001 - the erasure's steps, split
+        erasure._marks.mark("local", secret, container.clock())
         erasure.purge_derived(memory)  # its facts, index documents and graph: nothing yet
         result = original(memory, *args, **kwargs)  # the enrichment derives its fact now
         container.store.erase("local", secret)  # the erasure's last step: the collection, the new record too

@@ -17,12 +17,12 @@ from tests.integration.test_erasure_jobs import index_ids
 from tests.integration.test_profile_thrindex import enrich
 
 
-def erase_user(http, container, user: str) -> str:  # noqa: ANN001
+def erase_user(http, container, user: str) -> str:
     """Request the user's erasure and run every hop of its job by hand, to the end."""
     response = http.delete(f"/v1/users/{user}?hard=true", headers=auth())
     assert response.status_code == 202, response.text
     job_id = response.json()["job_id"]
-    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:  # noqa: SLF001
+    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:
         container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=job.step))
     assert job.status == "completed"
     return job_id
@@ -37,7 +37,7 @@ def items(user: str, count: int) -> list[dict[str, Any]]:
     return [{"id": f"{user}-{n}", "memory": f"{user.title()}'s harbour log entry {n}."} for n in range(count)]
 
 
-def test_an_import_job_straddling_the_erasure_fails_user_erased_and_leaves_nothing(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_an_import_job_straddling_the_erasure_fails_user_erased_and_leaves_nothing(http, container, aws, monkeypatch) -> None:
     # Given: two import jobs of three chunks each (100, 100, 10 items), Ana's and Bob's
     count = jobs_module.SYNC_IMPORT_LIMIT + 10
     ana = http.post("/v1/import", json={"user_id": "ana", "data": items("ana", count)}, headers=auth()).json()["job_id"]
@@ -46,9 +46,9 @@ def test_an_import_job_straddling_the_erasure_fails_user_erased_and_leaves_nothi
     container.jobs.run(JobStep(tenant="local", job_id=ana, step=0))
     assert len(memories_of(aws, "ana")) == 100
     # Her second chunk began before the request, but its write lands after the erasure job has completed
-    store, real, erasures = container.imports._store, container.imports._store.put_new_many, []  # noqa: SLF001
+    store, real, erasures = container.imports._store, container.imports._store.put_new_many, []
 
-    def late(created):  # noqa: ANN001, ANN202
+    def late(created):
         if created and created[0][0].user_id == "ana" and not erasures:
             erasures.append(erase_user(http, container, "ana"))
         real(created)
@@ -70,10 +70,10 @@ def test_an_import_job_straddling_the_erasure_fails_user_erased_and_leaves_nothi
     assert len(memories_of(aws, "bob")) == count
 
 
-def test_a_capture_that_lands_after_the_erasure_completed_is_erased_and_refused(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
-    store, real, erasures = container.memories._store, container.memories._store.put_new, []  # noqa: SLF001
+def test_a_capture_that_lands_after_the_erasure_completed_is_erased_and_refused(http, container, aws, monkeypatch) -> None:
+    store, real, erasures = container.memories._store, container.memories._store.put_new, []
 
-    def late(memory, activity=None):  # noqa: ANN001, ANN202
+    def late(memory, activity=None):
         if memory.user_id == "cara" and not erasures:  # the capture began; the whole erasure runs before its write
             erasures.append(erase_user(http, container, "cara"))
         real(memory, activity)
@@ -85,25 +85,25 @@ def test_a_capture_that_lands_after_the_erasure_completed_is_erased_and_refused(
         'user_id: user "cara" was erased while this write was under way; what it wrote has been erased too')}
     assert memories_of(aws, "cara") == [] and mentions(every_item(aws), "locker code") == []
     # The same for a synchronous import that began before the request
-    real_many = container.imports._store.put_new_many  # noqa: SLF001
+    real_many = container.imports._store.put_new_many
 
-    def late_many(created):  # noqa: ANN001, ANN202
+    def late_many(created):
         erasures.append(erase_user(http, container, "cara"))
         real_many(created)
 
-    monkeypatch.setattr(container.imports._store, "put_new_many", late_many)  # noqa: SLF001
+    monkeypatch.setattr(container.imports._store, "put_new_many", late_many)
     refused = http.post("/v1/import", json={"user_id": "cara", "data": items("cara", 3)}, headers=auth())
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "user_erased"
     assert memories_of(aws, "cara") == [] and mentions(every_item(aws), "harbour log") == []
     # Positive control: a capture that begins after the erasure ended is kept
     monkeypatch.setattr(store, "put_new", real)
-    monkeypatch.setattr(container.imports._store, "put_new_many", real_many)  # noqa: SLF001
+    monkeypatch.setattr(container.imports._store, "put_new_many", real_many)
     kept = http.post("/v1/memories", json={"content": "Cara's new locker code is 7730.", "user_id": "cara"}, headers=auth())
     assert kept.status_code == 201 and http.get(f"/v1/memories/{kept.json()['id']}", headers=auth()).status_code == 200
     assert len(memories_of(aws, "cara")) == 1
 
 
-def test_writes_that_begin_while_the_erasure_runs_are_refused_then_accepted_after_it(http, container, aws) -> None:  # noqa: ANN001
+def test_writes_that_begin_while_the_erasure_runs_are_refused_then_accepted_after_it(http, container, aws) -> None:
     before = http.post("/v1/memories", json={"content": "Dina's bike is blue.", "user_id": "dina"}, headers=auth()).json()["id"]
     job_id = http.delete("/v1/users/dina?hard=true", headers=auth()).json()["job_id"]  # queued: the fence is up
     lines = len(every_item(aws))
@@ -118,7 +118,7 @@ def test_writes_that_begin_while_the_erasure_runs_are_refused_then_accepted_afte
     # Control: another user of the tenant writes as usual meanwhile
     assert http.post("/v1/memories", json={"content": "Eli's bike is green.", "user_id": "eli"}, headers=auth()).status_code == 201
 
-    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:  # noqa: SLF001
+    while not (job := container.erasure_jobs._jobs.get("local", job_id, erased_ids=False)).finished:
         container.erasure_jobs.run(ErasureStep(tenant="local", job_id=job_id, step=job.step))
     assert http.get(f"/v1/memories/{before}", headers=auth()).status_code == 404
     # Positive control: once the erasure has ended, writes for the user are accepted and kept
@@ -126,7 +126,7 @@ def test_writes_that_begin_while_the_erasure_runs_are_refused_then_accepted_afte
     assert after.status_code == 201 and [m["id"]["S"] for m in memories_of(aws, "dina")] == [after.json()["id"]]
 
 
-def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, container, aws, monkeypatch) -> None:
     """A writer that dies between its write and its check never erases what it wrote; the job's last
     listing from the newest memory down finds it (here it lands after the pages were listed)."""
     from mnemo.domain.commands import CaptureCommand
@@ -135,10 +135,10 @@ def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, c
     ids = [http.post("/v1/memories", json={"content": f"Finn's note {n}.", "user_id": "finn"}, headers=auth()).json()["id"]
            for n in range(3)]
     monkeypatch.setattr(container.erasure_jobs, "_page", 2)
-    jobs, real, landed = container.erasure_jobs, container.erasure_jobs._erase_recorded, []  # noqa: SLF001
+    jobs, real, landed = container.erasure_jobs, container.erasure_jobs._erase_recorded, []
     principal = container.keys.authenticate("mn_testlocal_0123456789abcdefghijklmnop")
 
-    def straggler(job, time_left_ms):  # noqa: ANN001, ANN202
+    def straggler(job, time_left_ms):
         if not landed:  # the pages are done; a write admitted before the fence lands now, unchecked
             memory = new_memory(principal, CaptureCommand(raw="Finn's late note.", user_id="finn"), "f" * 8 + ids[0][8:],
                                 now=container.clock())
@@ -153,12 +153,12 @@ def test_the_last_listing_finds_a_memory_that_landed_while_the_pages_ran(http, c
     assert sorted(receipt["memory_ids"]) == sorted([*ids, *landed]) and receipt["counts"]["memories"] == 4
 
 
-def test_a_completed_erasure_ends_the_earlier_ones_a_failed_one_only_itself(container, aws) -> None:  # noqa: ANN001
+def test_a_completed_erasure_ends_the_earlier_ones_a_failed_one_only_itself(container, aws) -> None:
     """A request whose first hop was never sent leaves its erasure `running` on the fence; requesting
     the erasure again and completing it lowers both (its last listing covered the earlier one)."""
     from datetime import timedelta
 
-    fences = container.erasure_jobs._fences  # noqa: SLF001
+    fences = container.erasure_jobs._fences
     at = container.clock()
     fences.raise_fence("local", "ivo", "stuck", at)
     fences.raise_fence("local", "ivo", "retry", at + timedelta(seconds=1))
@@ -172,7 +172,7 @@ def test_a_completed_erasure_ends_the_earlier_ones_a_failed_one_only_itself(cont
     assert not [i for i in every_item(aws) if "ivo" in i["pk"]["S"]]  # the key holds a hash, not the user id
 
 
-def test_the_last_listing_waits_for_the_browse_index_to_settle(http, container, monkeypatch) -> None:  # noqa: ANN001
+def test_the_last_listing_waits_for_the_browse_index_to_settle(http, container, monkeypatch) -> None:
     """On AWS gsi1 lags its table: the job's last listing runs no sooner than `erasure_settle_seconds`
     after the request (a delayed SQS message, not a sleeping Lambda)."""
     from datetime import timedelta
@@ -181,8 +181,8 @@ def test_the_last_listing_waits_for_the_browse_index_to_settle(http, container, 
     memory_id = http.post("/v1/memories", json={"content": "Jon's note.", "user_id": "jon"}, headers=auth()).json()["id"]
     monkeypatch.setattr(jobs, "_settle", timedelta(seconds=5))
     sent: list[tuple[int, int]] = []
-    real = jobs._queue.send_step  # noqa: SLF001
-    monkeypatch.setattr(jobs._queue, "send_step", lambda step, delay=0: (sent.append((step.step, delay)), real(step, delay))[1])  # noqa: SLF001
+    real = jobs._queue.send_step
+    monkeypatch.setattr(jobs._queue, "send_step", lambda step, delay=0: (sent.append((step.step, delay)), real(step, delay))[1])
     job_id = http.delete("/v1/users/jon?hard=true", headers=auth()).json()["job_id"]
     jobs.run(ErasureStep(tenant="local", job_id=job_id, step=0))
     # The memory is erased, but the job waits (5 s after the request by the service's clock) before its last listing
@@ -202,7 +202,7 @@ def job_items(aws: dict[str, str], job_id: str) -> list[str]:
     return sorted(i["sk"]["S"] for i in every_item(aws) if i["pk"]["S"] == f"T#local#JOB#{job_id}")
 
 
-def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, container, aws) -> None:  # noqa: ANN001
+def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, container, aws) -> None:
     """Issue 26, "erasure means gone everywhere": an import job's parts hold the items' text (kept 30
     days for the TTL); the user's erasure finds her jobs through her job listing and deletes them."""
     count = jobs_module.SYNC_IMPORT_LIMIT + 10  # three parts: 100, 100, 10 items
@@ -243,7 +243,7 @@ def test_the_users_erasure_deletes_her_jobs_parts_and_finished_jobs_whole(http, 
     assert len(memories_of(aws, "bob")) == count and len(mentions(every_item(aws), "Bob's quay")) > count
 
 
-def test_a_job_created_before_the_listing_is_erased_once_the_reindex_listed_it(http, container, aws) -> None:  # noqa: ANN001
+def test_a_job_created_before_the_listing_is_erased_once_the_reindex_listed_it(http, container, aws) -> None:
     from mnemo.adapters.aws import client
 
     data = [{"id": f"kai-{n}", "memory": f"Kai's tiller note {n}."} for n in range(jobs_module.SYNC_IMPORT_LIMIT + 1)]

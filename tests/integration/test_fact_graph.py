@@ -26,7 +26,7 @@ ALL_STATUSES = tuple(FactStatus)
 
 
 @pytest.fixture
-def services(aws, container, principal):  # noqa: ANN001, ANN201
+def services(aws, container, principal):
     sqs = client("sqs")
     sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
     poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
@@ -284,7 +284,7 @@ def test_a_write_that_loses_a_race_re_reads_and_applies_once(services, monkeypat
     store.invalidate("local", fact.uuid, actor="other", at=AT, invalid_at=AT)
     store_get, reads = store.get, []
 
-    def first_read_is_stale(tenant: str, fact_uuid: str):  # noqa: ANN202
+    def first_read_is_stale(tenant: str, fact_uuid: str):
         reads.append(fact_uuid)
         return stale if len(reads) == 1 else store_get(tenant, fact_uuid)
 

@@ -36,7 +36,7 @@ def found(container: bootstrap.Container, principal: Any, text: str, **kw: Any) 
     return [s.fact.fact for s in container.fact_search.search(principal, FactSearchQuery(query=text, **kw))]
 
 
-def test_bootstrap_selects_the_opensearch_facts_index_on_the_memories_index_client(aws) -> None:  # noqa: ANN001
+def test_bootstrap_selects_the_opensearch_facts_index_on_the_memories_index_client(aws) -> None:
     container = bootstrap.Container(MnemoSettings(index="opensearch", opensearch_url="http://search.internal:9200",
                                                   opensearch_service="none", embedding_dimension=384))
     container.__dict__["embedder"] = type("E", (), {"model_id": "m", "dimension": 384})()
@@ -46,7 +46,7 @@ def test_bootstrap_selects_the_opensearch_facts_index_on_the_memories_index_clie
     assert isinstance(bootstrap.Container(MnemoSettings()).fact_index(), LocalFactIndex)  # positive control
 
 
-def test_a_fact_one_instance_records_is_found_by_another(container, principal) -> None:  # noqa: ANN001
+def test_a_fact_one_instance_records_is_found_by_another(container, principal) -> None:
     engine = Engine()
     writer, reader = instance(engine), instance(engine)
     writer.facts.record(principal, RecordFactCommand(subject="Alice", predicate="moved to", object="Lisbon"))
@@ -58,7 +58,7 @@ def test_a_fact_one_instance_records_is_found_by_another(container, principal) -
     assert found(reader, principal, "Lisbon", group_id="other") == []  # another graph: nothing
 
 
-def test_reindex_rebuilds_the_facts_index_from_dynamodb_recorded_facts_included(container, principal) -> None:  # noqa: ANN001
+def test_reindex_rebuilds_the_facts_index_from_dynamodb_recorded_facts_included(container, principal) -> None:
     old = Engine()
     writer = instance(old)
     record = writer.facts.record
@@ -88,7 +88,7 @@ def test_reindex_rebuilds_the_facts_index_from_dynamodb_recorded_facts_included(
 
 
 @pytest.mark.parametrize("batch", [1, 100])
-def test_reindex_batches_every_fact_whatever_the_batch_size(container, principal, batch: int) -> None:  # noqa: ANN001
+def test_reindex_batches_every_fact_whatever_the_batch_size(container, principal, batch: int) -> None:
     for city in ("Oslo", "Rome", "Kyiv"):
         container.facts.record(principal, RecordFactCommand(subject=city, predicate="visited by", object="Dan"))
     container.__dict__["_fact_index"] = LocalFactIndex()

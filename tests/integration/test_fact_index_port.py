@@ -99,7 +99,7 @@ def found(index: FactIndex, text: str, **kw: Any) -> set[str]:
 
 
 # -- the contract ------------------------------------------------------------------------------
-def test_ensure_index_is_idempotent(adapter) -> None:  # noqa: ANN001
+def test_ensure_index_is_idempotent(adapter) -> None:
     kind, make = adapter
     index = make()
     first = index.ensure_index()
@@ -107,7 +107,7 @@ def test_ensure_index_is_idempotent(adapter) -> None:  # noqa: ANN001
     assert first is (kind != "local")
 
 
-def test_words_of_the_sentence_and_of_the_entity_names_find_a_fact(adapter) -> None:  # noqa: ANN001
+def test_words_of_the_sentence_and_of_the_entity_names_find_a_fact(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([fact("f1", "Alice moved to Lisbon", ("Alice", "Lisbon")), fact("f2", "Bob likes tea", ("Bob", "tea")),
@@ -123,7 +123,7 @@ def test_words_of_the_sentence_and_of_the_entity_names_find_a_fact(adapter) -> N
     assert both["f2"].lexical > both["f1"].lexical > 0  # two query words beat one
 
 
-def test_the_canonical_form_finds_a_fact_said_in_other_words(adapter) -> None:  # noqa: ANN001
+def test_the_canonical_form_finds_a_fact_said_in_other_words(adapter) -> None:
     # Given Alice's facts, one said as "joined" (canonical: works at), others about her in other relations
     _, make = adapter
     index = make()
@@ -140,7 +140,7 @@ def test_the_canonical_form_finds_a_fact_said_in_other_words(adapter) -> None:  
     assert "joined" in found(index, "who joined Acme") and found(index, "employment") == set()
 
 
-def test_tenant_user_and_group_never_see_each_other(adapter) -> None:  # noqa: ANN001
+def test_tenant_user_and_group_never_see_each_other(adapter) -> None:
     _, make = adapter
     index = make()
     other_tenant = Namespace(tenant="t2", user_id="u1", group_id="default")
@@ -157,7 +157,7 @@ def test_tenant_user_and_group_never_see_each_other(adapter) -> None:  # noqa: A
     assert found(index, "secret plan", ns=Namespace(tenant="t3", user_id="u1")) == set()
 
 
-def test_the_semantic_leg_reports_the_cosine_within_the_graph_only(adapter) -> None:  # noqa: ANN001
+def test_the_semantic_leg_reports_the_cosine_within_the_graph_only(adapter) -> None:
     kind, make = adapter
     needs_knn(kind)
     index = make()
@@ -176,7 +176,7 @@ def test_the_semantic_leg_reports_the_cosine_within_the_graph_only(adapter) -> N
     assert all(u.startswith("t2-") for u in found(index, "zzz", ns=theirs, vector=EAST, k=5))
 
 
-def test_each_leg_returns_at_most_k_and_both_legs_union_one_hit_per_fact(adapter) -> None:  # noqa: ANN001
+def test_each_leg_returns_at_most_k_and_both_legs_union_one_hit_per_fact(adapter) -> None:
     kind, make = adapter
     index = make()
     index.upsert([fact(f"g{i}", f"note {i} about gardening", ("Note", f"G{i}")) for i in range(6)])
@@ -190,7 +190,7 @@ def test_each_leg_returns_at_most_k_and_both_legs_union_one_hit_per_fact(adapter
     assert both is not None and both.lexical > 0 and both.semantic == pytest.approx(1.0, abs=1e-3)
 
 
-def test_writing_again_replaces_and_delete_removes(adapter) -> None:  # noqa: ANN001
+def test_writing_again_replaces_and_delete_removes(adapter) -> None:
     kind, make = adapter
     index = make()
     index.upsert([fact("f1", "Alice moved to Lisbon", ("Alice", "Lisbon"))])
@@ -204,7 +204,7 @@ def test_writing_again_replaces_and_delete_removes(adapter) -> None:  # noqa: AN
     index.delete("t1", "never-indexed")  # deleting what is not there is fine
 
 
-def test_a_lexical_only_write_never_erases_a_stored_vector(adapter) -> None:  # noqa: ANN001
+def test_a_lexical_only_write_never_erases_a_stored_vector(adapter) -> None:
     kind, make = adapter
     needs_knn(kind)
     index = make()
@@ -217,7 +217,7 @@ def test_a_lexical_only_write_never_erases_a_stored_vector(adapter) -> None:  # 
     assert hit is not None and hit.semantic == pytest.approx(0.6, abs=1e-3)
 
 
-def test_a_reindex_over_a_full_index_leaves_one_copy_per_fact(adapter) -> None:  # noqa: ANN001
+def test_a_reindex_over_a_full_index_leaves_one_copy_per_fact(adapter) -> None:
     _, make = adapter
     documents = [fact(f"m{i}", f"fact number {i} about gardening", ("Note", f"G{i}")) for i in range(5)]
     make().upsert(documents)

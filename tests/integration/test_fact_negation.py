@@ -18,7 +18,7 @@ MAY, JUNE = datetime(2025, 5, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def drain(aws, container):  # noqa: ANN001, ANN201
+def drain(aws, container):
     sqs = client("sqs")
     sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
     poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
@@ -31,11 +31,11 @@ def drain(aws, container):  # noqa: ANN001, ANN201
     return run
 
 
-def _said(container, principal, text: str, at: datetime):  # noqa: ANN001, ANN202
+def _said(container, principal, text: str, at: datetime):
     return container.memories.capture(principal, CaptureCommand(raw=text, as_user=True, captured_at=at))
 
 
-def test_a_negation_retires_the_positive_fact_whatever_the_cardinality(container, principal, drain) -> None:  # noqa: ANN001
+def test_a_negation_retires_the_positive_fact_whatever_the_cardinality(container, principal, drain) -> None:
     jazz, blues, acme = (_said(container, principal, t, MAY) for t in
                          ("Alice likes jazz.", "Alice likes blues.", "Alice works at Acme."))
     drain()
@@ -58,7 +58,7 @@ def test_a_negation_retires_the_positive_fact_whatever_the_cardinality(container
     assert container.facts.get(principal, at_acme.uuid).status == FactStatus.INVALIDATED  # the other negation holds
 
 
-def test_a_negation_with_nothing_to_retire_is_stored_negative(container, principal, drain) -> None:  # noqa: ANN001
+def test_a_negation_with_nothing_to_retire_is_stored_negative(container, principal, drain) -> None:
     denied = _said(container, principal, "Bob is not allergic to peanuts.", MAY)
     stated = _said(container, principal, "Carol is allergic to peanuts.", MAY)
     drain()
@@ -70,7 +70,7 @@ def test_a_negation_with_nothing_to_retire_is_stored_negative(container, princip
     assert negative.uuid != positive.uuid
 
 
-def test_a_memorys_detail_shows_its_superseded_facts_on_request(http, container, principal, drain) -> None:  # noqa: ANN001
+def test_a_memorys_detail_shows_its_superseded_facts_on_request(http, container, principal, drain) -> None:
     from tests.integration.conftest import auth
 
     initech = _said(container, principal, "Kim works at Initech.", MAY)

@@ -18,7 +18,7 @@ from mnemo.services.fact_search import FactSearchQuery
 
 
 @pytest.fixture
-def drain(aws, container):  # noqa: ANN001, ANN201
+def drain(aws, container):
     sqs = client("sqs")
     sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
     poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
@@ -31,7 +31,7 @@ def drain(aws, container):  # noqa: ANN001, ANN201
     return run
 
 
-def test_an_episode_retires_and_archiving_it_restores(container, principal, drain) -> None:  # noqa: ANN001
+def test_an_episode_retires_and_archiving_it_restores(container, principal, drain) -> None:
     old = container.facts.record_triple(principal, RecordFactCommand(
         subject="Bob", predicate="lives in", object="Porto", valid_at=datetime(2025, 1, 1, tzinfo=UTC))).edge
     memory = container.memories.capture(principal, CaptureCommand(
@@ -56,7 +56,7 @@ def test_an_episode_retires_and_archiving_it_restores(container, principal, drai
     assert container.facts.get(principal, old.uuid).invalidated_by == derived.uuid
 
 
-def test_add_episode_with_extract_intent_annotates_its_derived_facts(container, principal, drain) -> None:  # noqa: ANN001
+def test_add_episode_with_extract_intent_annotates_its_derived_facts(container, principal, drain) -> None:
     asked = container.memories.capture(principal, CaptureCommand(raw="Carol prefers tea.", as_user=True,
                                                                   metadata={"extract_intent": True}))
     plain = container.memories.capture(principal, CaptureCommand(raw="Dave prefers coffee.", as_user=True))

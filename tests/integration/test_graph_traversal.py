@@ -28,7 +28,7 @@ def names(body: dict[str, Any]) -> set[str]:
     return {n["node"]["name"] for n in body["neighbours"]}
 
 
-def test_neighbours_by_relation_direction_and_status(http) -> None:  # noqa: ANN001
+def test_neighbours_by_relation_direction_and_status(http) -> None:
     berlin = record(http, "Alice", "lives in", "Berlin", valid_at="2025-01-01T00:00:00Z")
     record(http, "Alice", "moved to", "Lisbon", valid_at="2025-05-01T00:00:00Z")  # retires Berlin
     works = record(http, "Alice", "works_at", "Acme")
@@ -49,7 +49,7 @@ def test_neighbours_by_relation_direction_and_status(http) -> None:  # noqa: ANN
     assert {n["edge"]["uuid"]: n["edge"]["status"] for n in every["neighbours"]}[berlin["uuid"]] == "invalidated"
 
 
-def test_paths_are_the_shortest_within_max_depth(http) -> None:  # noqa: ANN001
+def test_paths_are_the_shortest_within_max_depth(http) -> None:
     ab = record(http, "Ann", "knows", "Ben")
     record(http, "Ann", "knows", "Dee")
     record(http, "Ben", "works with", "Cy")
@@ -78,7 +78,7 @@ def test_paths_are_the_shortest_within_max_depth(http) -> None:  # noqa: ANN001
     assert paths(ann, ann, 1).json()["paths"] == [{"length": 0, "nodes": [two["from"]], "edges": []}]
 
 
-def test_tenant_and_group_isolation_with_positive_controls(http, container, principal) -> None:  # noqa: ANN001
+def test_tenant_and_group_isolation_with_positive_controls(http, container, principal) -> None:
     edge = record(http, "Eve", "knows", "Fay")
     record(http, "Fay", "knows", "Gus", group_id="side")  # another group: its own Fay
     eve, fay = edge["source"]["uuid"], edge["target"]["uuid"]
@@ -103,7 +103,7 @@ def test_tenant_and_group_isolation_with_positive_controls(http, container, prin
     assert side_fay.id != fay and {e.name for e in container.fact_store.entities(side, list(graph.reach(me, side, side_fay.id, 3).paths))} == {"Fay", "Gus"}
 
 
-def test_walking_needs_the_read_scope(http, container) -> None:  # noqa: ANN001
+def test_walking_needs_the_read_scope(http, container) -> None:
     edge = record(http, "Hal", "knows", "Ida")
     container.keys.ensure("local", "writer", ["memory:write"], WRITER_KEY)
     refused = http.get(f"/v1/entities/{edge['source']['uuid']}/neighbours", headers=auth(WRITER_KEY))
@@ -125,7 +125,7 @@ class CountingStore:
         return getattr(self.inner, name)
 
 
-def test_fan_out_and_visits_are_bounded(container) -> None:  # noqa: ANN001
+def test_fan_out_and_visits_are_bounded(container) -> None:
     ns = Namespace(tenant="local", user_id="default")
     me = Principal(tenant="local", key_prefix="k", permissions=frozenset({Permission.READ}))
     spokes = [f"Spoke{i:02d}" for i in range(30)]
@@ -155,7 +155,7 @@ def test_fan_out_and_visits_are_bounded(container) -> None:  # noqa: ANN001
     assert len(paths) == 10 and {p.length for p in paths} == {2}
 
 
-def test_a_negation_is_listed_at_its_entities_but_never_walked(container) -> None:  # noqa: ANN001
+def test_a_negation_is_listed_at_its_entities_but_never_walked(container) -> None:
     # "Bob is not allergic to peanuts" is a fact about Bob and peanuts, not a link between them (issue 29)
     ns = Namespace(tenant="local", user_id="default")
     me = Principal(tenant="local", key_prefix="k", permissions=frozenset({Permission.READ}))

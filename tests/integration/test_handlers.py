@@ -22,7 +22,7 @@ def event(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def handlers(container, monkeypatch) -> dict[str, Any]:  # noqa: ANN001
+def handlers(container, monkeypatch) -> dict[str, Any]:
     monkeypatch.setenv("MNEMO_ALLOWED_HOSTS", json.dumps([API_HOST]))
     from mnemo import bootstrap
 

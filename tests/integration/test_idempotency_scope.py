@@ -15,7 +15,7 @@ def new_key(http: Any, name: str, **body: Any) -> str:
     return str(response.json()["secret"])
 
 
-def test_two_keys_of_a_tenant_never_share_an_idempotency_key(http) -> None:  # noqa: ANN001
+def test_two_keys_of_a_tenant_never_share_an_idempotency_key(http) -> None:
     bob, alice = new_key(http, "bob", user_id="bob"), new_key(http, "alice", user_id="alice")
     first = http.post("/v1/memories", json={"content": "bob's order 1001"}, headers={**auth(bob), "Idempotency-Key": "order-1001"})
     assert first.status_code == 201
@@ -32,7 +32,7 @@ def test_two_keys_of_a_tenant_never_share_an_idempotency_key(http) -> None:  # n
     assert clash.status_code == 409
 
 
-def test_an_edit_key_used_by_another_api_key_does_not_swallow_this_keys_edit(http) -> None:  # noqa: ANN001
+def test_an_edit_key_used_by_another_api_key_does_not_swallow_this_keys_edit(http) -> None:
     one, two = new_key(http, "one"), new_key(http, "two")
     mid = http.post("/v1/memories", json={"content": "groceries:"}, headers=auth()).json()["id"]
     for key, item in ((one, "eggs"), (two, "ham")):
@@ -44,7 +44,7 @@ def test_an_edit_key_used_by_another_api_key_does_not_swallow_this_keys_edit(htt
     assert http.get(f"/v1/memories/{mid}", headers=auth()).json()["content"] == "groceries: eggs ham"
 
 
-def test_a_replay_at_the_write_cap_answers_as_the_first_request_did(http, container) -> None:  # noqa: ANN001
+def test_a_replay_at_the_write_cap_answers_as_the_first_request_did(http, container) -> None:
     container.meter.configure("local", {Counter.WRITES: 3}, None)
     keyed = {**auth(), "Idempotency-Key": "cap-1"}
     first = http.post("/v1/memories", json={"content": "stored before the cap"}, headers=keyed)

@@ -40,17 +40,17 @@ def conversation(turns: int = TURNS) -> list[dict[str, Any]]:
 
 def count_calls(container: Any) -> Counter[str]:
     calls: Counter[str] = Counter()
-    for client in {id(c): c for c in (container._dynamodb, container._sqs)}.values():  # noqa: SLF001
+    for client in {id(c): c for c in (container._dynamodb, container._sqs)}.values():
         client.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
     return calls
 
 
-def search(http, query: str, key: str | None = None) -> list[dict[str, Any]]:  # noqa: ANN001
+def search(http, query: str, key: str | None = None) -> list[dict[str, Any]]:
     body = {"query": query, "user_id": "locomo", "top_k": 3, "explain": True}
     return http.post("/v1/memories/search", json=body, headers=auth(key) if key else auth()).json()["results"]
 
 
-def test_a_conversation_imports_in_batched_calls_and_is_searchable_at_once_then_enriched(http, aws, container) -> None:  # noqa: ANN001
+def test_a_conversation_imports_in_batched_calls_and_is_searchable_at_once_then_enriched(http, aws, container) -> None:
     items, calls = conversation(), count_calls(container)
     # When: the whole conversation is imported in one request
     report = http.post("/v1/import", json={"user_id": "locomo", "data": items}, headers=auth()).json()
@@ -86,7 +86,7 @@ def test_a_conversation_imports_in_batched_calls_and_is_searchable_at_once_then_
     assert calls["BatchWriteItem"] == calls["SendMessageBatch"] == 0 and calls["BatchGetItem"] >= 1, calls
 
 
-def test_a_chunk_is_charged_whole_against_the_write_limit(http, container) -> None:  # noqa: ANN001
+def test_a_chunk_is_charged_whole_against_the_write_limit(http, container) -> None:
     # Given a plan with 30 writes a month
     container.meter.configure("local", {Meter.WRITES: 30}, None)
     items = conversation(40)

@@ -20,7 +20,7 @@ WRITER_KEY = "mn_writeronly_0123456789abcdefghijklmnop"
 KEPT = ("content", "metadata", "user_id", "agent_id", "group_id", "author", "status", "captured_at")
 
 
-def export_both(http, user: str, key: str | None = None, limit: int = 2) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # noqa: ANN001
+def export_both(http, user: str, key: str | None = None, limit: int = 2) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every page of the JSON export, following next_cursor (checked against the header each time):
     the memories and the recorded facts."""
     found, facts, cursor = [], [], None
@@ -38,7 +38,7 @@ def export_both(http, user: str, key: str | None = None, limit: int = 2) -> tupl
             return found, facts
 
 
-def export_all(http, user: str, key: str | None = None, limit: int = 2) -> list[dict[str, Any]]:  # noqa: ANN001
+def export_all(http, user: str, key: str | None = None, limit: int = 2) -> list[dict[str, Any]]:
     return export_both(http, user, key, limit)[0]
 
 
@@ -48,12 +48,12 @@ def comparable(memories: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted(rows, key=str)
 
 
-def search_ids(http, query: str, user: str) -> list[str]:  # noqa: ANN001
+def search_ids(http, query: str, user: str) -> list[str]:
     response = http.post("/v1/memories/search", json={"query": query, "user_id": user}, headers=auth())
     return [m["id"] for m in response.json()["results"]]
 
 
-def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aws) -> None:  # noqa: ANN001
+def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aws) -> None:
     # Given: Ana's memories across statuses, authors, agents and groups; Ben in the same tenant; an `ana` elsewhere
     ana = [
         capture(http, "Ana's Quorvale allotment grows purple carrots.", user_id="ana", as_user=True,
@@ -105,7 +105,7 @@ def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aw
     assert [m["id"] for m in export_all(http, "ana", key=OTHER_KEY)] == [elsewhere]
 
 
-def test_import_and_export_refuse_what_they_cannot_do(http, container) -> None:  # noqa: ANN001
+def test_import_and_export_refuse_what_they_cannot_do(http, container) -> None:
     container.keys.ensure("local", "reader", ["memory:read"], READER_KEY)
     bad = http.get("/v1/export", params={"cursor": "not-a-cursor"}, headers=auth())
     assert bad.status_code == 400 and "cursor: is not a cursor this export returned" in bad.text
@@ -127,7 +127,7 @@ def test_import_and_export_refuse_what_they_cannot_do(http, container) -> None: 
     assert many.status_code == 202 and many.headers["location"] == f"/v1/jobs/{many.json()['job_id']}"
 
 
-def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, container, principal, tmp_path, capsys) -> None:  # noqa: ANN001
+def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, container, principal, tmp_path, capsys) -> None:
     from mnemo import cli
 
     for n in range(3):
@@ -165,12 +165,12 @@ def test_the_cli_exports_json_lines_and_imports_them_into_another_user(http, con
 FRESH_KEY = "mn_freshtenant_0123456789abcdefghijklmnop"
 
 
-def record_for(container, principal, user: str, subject: str, predicate: str, obj: str, **fields: Any) -> str:  # noqa: ANN001
+def record_for(container, principal, user: str, subject: str, predicate: str, obj: str, **fields: Any) -> str:
     command = RecordFactCommand(user_id=user, subject=subject, predicate=predicate, object=obj, **fields)
     return container.facts.record(principal, command).uuid
 
 
-def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_times(http, aws, container, principal) -> None:  # noqa: ANN001
+def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_times(http, aws, container, principal) -> None:
     # Given: Dee's memories (one completed, one with a fact the worker derives), and Eve's in the same tenant
     dee = [capture(http, "Dee Marlowe works at Quillbright Foundry.", user_id="dee", as_user=True,
                    metadata={"topic": "job", "n": 1.5}, captured_at="2023-02-03T04:05:06Z"),
@@ -263,7 +263,7 @@ def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_t
     assert export_both(http, "dee", key=OTHER_KEY) == ([], [])
 
 
-def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, monkeypatch) -> None:  # noqa: ANN001
+def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, monkeypatch) -> None:
     from mnemo import cli, cli_portability
 
     dump = tmp_path / "many.ndjson"
@@ -282,7 +282,7 @@ def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, 
     assert len(export_all(http, "tides", limit=100)) == 250
 
 
-def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(http, container, principal, aws) -> None:  # noqa: ANN001
+def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(http, container, principal, aws) -> None:
     from mnemo.adapters.aws import client
     from mnemo.services.jobs import SYNC_IMPORT_LIMIT
     from tests.integration.test_jobs import run_jobs
@@ -320,7 +320,7 @@ def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(
     assert "admin" in denied["failed"][0]["reason"]
 
 
-def test_an_imported_fact_whose_uuid_is_not_a_uuid_gets_a_derived_one_and_stays_retractable(http, container, principal) -> None:  # noqa: ANN001
+def test_an_imported_fact_whose_uuid_is_not_a_uuid_gets_a_derived_one_and_stays_retractable(http, container, principal) -> None:
     import uuid
 
     from mnemo.services.fact_imports import imported_fact_id

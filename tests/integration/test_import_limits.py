@@ -29,7 +29,7 @@ def history_rows(aws: dict[str, str]) -> set[str]:
     return {i["pk"]["S"] for i in every_item(aws) if i["sk"]["S"].startswith("H#")}
 
 
-def test_a_source_id_over_the_limit_is_refused_per_item_and_writes_nothing(http, aws) -> None:  # noqa: ANN001
+def test_a_source_id_over_the_limit_is_refused_per_item_and_writes_nothing(http, aws) -> None:
     before = history_rows(aws)
     # Given: an id of 20,000 characters, and one of 250,000 (the body still fits the 256 KiB limit)
     for length in (20_000, 250_000):
@@ -49,7 +49,7 @@ def test_a_source_id_over_the_limit_is_refused_per_item_and_writes_nothing(http,
     assert stored["metadata"]["source_id"] == "y" * 256
 
 
-def test_metadata_is_held_to_16_kb_with_the_source_id_added(http, aws) -> None:  # noqa: ANN001
+def test_metadata_is_held_to_16_kb_with_the_source_id_added(http, aws) -> None:
     blob = {"note": "m" * (16 * 1024 - 20)}  # within 16 KB alone, over it once source_id joins
     refused = http.post("/v1/import", json={"user_id": "ivo", "data": [{"id": "src-1", "content": "Ivo's note.", "metadata": blob}]},
                         headers=auth()).json()
@@ -64,7 +64,7 @@ def test_metadata_is_held_to_16_kb_with_the_source_id_added(http, aws) -> None: 
     assert http.get(f"/v1/memories/{ok['imported'][0]}", headers=auth()).json()["metadata"] == blob
 
 
-def test_malformed_ids_are_refused_by_name(http) -> None:  # noqa: ANN001
+def test_malformed_ids_are_refused_by_name(http) -> None:
     data = [{"id": {"nested": 1}, "content": "a"}, {"id": "  ", "content": "b"}, {"id": True, "content": "c"},
             {"id": 42, "content": "Ivy's numbered note."}]
     report = http.post("/v1/import", json={"user_id": "ivy", "data": data}, headers=auth()).json()
@@ -73,7 +73,7 @@ def test_malformed_ids_are_refused_by_name(http) -> None:  # noqa: ANN001
     assert len(report["imported"]) == 1  # positive control: an integer id (mem0, r3 numbering) is a source id
 
 
-def test_r3_and_an_import_job_report_the_same_failure(app, container, aws, http) -> None:  # noqa: ANN001, F811
+def test_r3_and_an_import_job_report_the_same_failure(app, container, aws, http) -> None:  # noqa: F811
     long_id = "z" * 20_000
     result = call(app, "import_memories", {"source": "json", "user_id": "una",
                                            "data": [{"id": long_id, "memory": "Una's note."}, {"id": "u-1", "memory": "Una's other note."}]})
@@ -106,7 +106,7 @@ def under(aws: dict[str, str], memory_id: str) -> list[dict[str, Any]]:
     return [i for i in every_item(aws) if i["pk"]["S"] == memory_pk("local", memory_id)]
 
 
-def test_an_unreadable_memory_never_breaks_reads_and_is_erased_by_id(http, aws, caplog) -> None:  # noqa: ANN001
+def test_an_unreadable_memory_never_breaks_reads_and_is_erased_by_id(http, aws, caplog) -> None:
     good = http.post("/v1/memories", json={"content": "Olga's kayak is green.", "user_id": "olga"}, headers=auth()).json()["id"]
     bad = http.post("/v1/memories", json={"content": "Olga's kayak paddle is red.", "user_id": "olga"}, headers=auth()).json()["id"]
     plant_oversized(aws, bad)  # still pending: every search's read of unindexed memories meets it
@@ -131,7 +131,7 @@ def test_an_unreadable_memory_never_breaks_reads_and_is_erased_by_id(http, aws, 
     assert http.get(f"/v1/memories/{good}", headers=auth()).status_code == 200 and under(aws, good)
 
 
-def test_the_user_erasure_job_erases_and_counts_an_unreadable_memory(http, aws) -> None:  # noqa: ANN001
+def test_the_user_erasure_job_erases_and_counts_an_unreadable_memory(http, aws) -> None:
     from tests.integration.test_profile_thrindex import enrich
 
     ids = [http.post("/v1/memories", json={"content": f"Pavel's note {n}.", "user_id": "pavel"}, headers=auth()).json()["id"]

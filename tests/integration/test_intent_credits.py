@@ -15,11 +15,11 @@ from tests.integration.test_fact_timeline_enrichment import drain  # noqa: F401 
 MONTH = "2025-06"  # the FixedClock's month
 
 
-def intents(container, tenant: str = "local") -> int:  # noqa: ANN001
+def intents(container, tenant: str = "local") -> int:
     return container.meter.usage(tenant).used[Counter.INTENTS]
 
 
-def test_record_fact_counts_an_annotated_edge_once_per_tenant(container, principal) -> None:  # noqa: ANN001
+def test_record_fact_counts_an_annotated_edge_once_per_tenant(container, principal) -> None:
     facts = container.facts
     annotated = facts.record_triple(principal, RecordFactCommand(subject="Carol", predicate="prefers", object="tea"),
                                     extract_intent=True).edge
@@ -35,8 +35,8 @@ def test_record_fact_counts_an_annotated_edge_once_per_tenant(container, princip
     assert intents(container, "other") == 0  # another tenant's counter is its own
 
 
-def test_the_tenant_store_counts_each_unit_once(container) -> None:  # noqa: ANN001
-    store = container.meter._store  # noqa: SLF001 - the adapter behind the meter
+def test_the_tenant_store_counts_each_unit_once(container) -> None:
+    store = container.meter._store
     assert store.charge_units("t1", MONTH, Counter.INTENTS, ["a", "b", "a"], capped=False) == (2, None)
     assert store.charge_units("t1", MONTH, Counter.INTENTS, ["b", "c"], capped=True) == (1, None)  # b was counted
     assert store.get("t1", MONTH)[1][Counter.INTENTS] == 3 and store.get("t2", MONTH)[1][Counter.INTENTS] == 0
@@ -49,7 +49,7 @@ def test_the_tenant_store_counts_each_unit_once(container) -> None:  # noqa: ANN
     assert store.charge_units("t1", MONTH, Counter.INTENTS, ["e"], capped=False) == (1, None)  # the worker: uncapped
 
 
-def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(container, principal, drain) -> None:  # noqa: ANN001, F811
+def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(container, principal, drain) -> None:  # noqa: F811
     memory = container.memories.capture(principal, CaptureCommand(raw="Erin prefers green tea.", as_user=True,
                                                                   metadata={"extract_intent": True}))
     plain = container.memories.capture(principal, CaptureCommand(raw="Finn prefers black tea.", as_user=True))
@@ -71,15 +71,15 @@ def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(contain
     assert intents(container) == 1
 
 
-def test_a_retried_count_never_counts_an_edge_twice(container, monkeypatch) -> None:  # noqa: ANN001
+def test_a_retried_count_never_counts_an_edge_twice(container, monkeypatch) -> None:
     from botocore.exceptions import ClientError, ConnectionClosedError
 
     from mnemo.errors import DependencyError
 
-    db = container.meter._store._db  # noqa: SLF001 - the tenant store's real (moto) client
+    db = container.meter._store._db
     real, attempts = db.transact_write_items, []
 
-    def flaky(**kwargs):  # noqa: ANN003, ANN202
+    def flaky(**kwargs):
         attempts.append(kwargs)
         if len(attempts) == 1:  # a concurrent write to the tenant item: nothing applied, retried at once
             raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "conflict"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.integration.conftest import OTHER_KEY, auth
 
 
-def test_unknown_and_unreadable_jobs_are_404_for_every_key(http, container) -> None:  # noqa: ANN001
+def test_unknown_and_unreadable_jobs_are_404_for_every_key(http, container) -> None:
     reader = container.keys.create("local", "reader", ["memory:read"]).secret
     writer = container.keys.create("local", "writer", ["memory:write"]).secret
     erasure = http.delete("/v1/users/zed?hard=true", headers=auth()).json()["job_id"]
@@ -20,7 +20,7 @@ def test_unknown_and_unreadable_jobs_are_404_for_every_key(http, container) -> N
 
 
 
-def test_a_job_the_key_may_not_read_answers_as_an_unknown_id(http, container) -> None:  # noqa: ANN001
+def test_a_job_the_key_may_not_read_answers_as_an_unknown_id(http, container) -> None:
     """A key without memory:read, another tenant's key: an existing import job answers exactly what an
     unknown id answers (status and body), never a 403 that would confirm the id exists."""
     reader = container.keys.create("local", "reader", ["memory:read"]).secret
@@ -40,7 +40,7 @@ def test_a_job_the_key_may_not_read_answers_as_an_unknown_id(http, container) ->
         assert unknown.json()["error"]["message"] == "job 00000000-0000-4000-8000-000000000000 not found"
 
 
-def test_a_job_started_by_a_user_bound_key_reports_its_user(http, container) -> None:  # noqa: ANN001
+def test_a_job_started_by_a_user_bound_key_reports_its_user(http, container) -> None:
     bound = container.keys.create("local", "ann-key", ["memory:read", "memory:write"], user_id="ann").secret
     started = http.post("/v1/import", headers=auth(bound), json={"data": [{"content": f"n {i}"} for i in range(201)]})
     assert started.status_code == 202 and started.json()["user_id"] == "ann"

@@ -45,7 +45,7 @@ def items(count: int, prefix: str = "src") -> list[dict[str, Any]]:
     return [{"id": f"{prefix}-{i}", "memory": f"Kite festival note number {i} for Pia."} for i in range(count)]
 
 
-def test_a_large_import_is_a_job_checkpointed_per_chunk_and_read_only_by_its_tenant(http, container, aws) -> None:  # noqa: ANN001
+def test_a_large_import_is_a_job_checkpointed_per_chunk_and_read_only_by_its_tenant(http, container, aws) -> None:
     # Given an import above the synchronous limit, with one item that fails
     data = [*items(jobs_module.SYNC_IMPORT_LIMIT + 30), {"id": "bad", "memory": "x", "status": "lost"}]
     response = http.post("/v1/import", json={"user_id": "pia", "data": data}, headers=auth())
@@ -84,12 +84,12 @@ def test_a_large_import_is_a_job_checkpointed_per_chunk_and_read_only_by_its_ten
     assert (summary["imported"], summary["skipped"], summary["failed"]) == (0, len(data) - 1, 1)
 
 
-def test_a_small_import_stays_synchronous(http, container) -> None:  # noqa: ANN001
+def test_a_small_import_stays_synchronous(http, container) -> None:
     response = http.post("/v1/import", json={"user_id": "pia", "data": items(3)}, headers=auth())
     assert response.status_code == 200 and len(response.json()["imported"]) == 3
 
 
-def test_r3_import_above_the_limit_answers_the_job_id_and_how_to_check_it(app, container, aws) -> None:  # noqa: ANN001, F811
+def test_r3_import_above_the_limit_answers_the_job_id_and_how_to_check_it(app, container, aws) -> None:  # noqa: F811
     result = call(app, "import_memories", {"source": "json", "data": items(jobs_module.SYNC_IMPORT_LIMIT + 1, "r3"),
                                            "user_id": "quinn", "batch_size": 150})
     job_id = result.structured_content["job_id"]
@@ -111,7 +111,7 @@ DUPLICATES = [
 
 
 def test_a_whole_user_deduplication_above_the_sync_size_is_a_job_archiving_what_the_sync_grouping_would(
-        app, container, aws, monkeypatch) -> None:  # noqa: ANN001, F811
+        app, container, aws, monkeypatch) -> None:  # noqa: F811
     for content in DUPLICATES:
         call(app, "add_memory", {"content": content, "user_id": "ola", "skip_duplicate_check": True})
         call(app, "add_memory", {"content": content, "user_id": "olb", "skip_duplicate_check": True})  # the control
@@ -136,12 +136,12 @@ def test_a_whole_user_deduplication_above_the_sync_size_is_a_job_archiving_what_
     assert len(olb) == 6  # another user's repeats are untouched
 
 
-def test_a_hop_that_dies_before_queueing_the_next_step_is_resumed_by_the_redelivery(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_a_hop_that_dies_before_queueing_the_next_step_is_resumed_by_the_redelivery(http, container, aws, monkeypatch) -> None:
     from mnemo.errors import DependencyError
 
     data = items(jobs_module.SYNC_IMPORT_LIMIT + 1, "lost")
     job_id = http.post("/v1/import", json={"user_id": "rae", "data": data}, headers=auth()).json()["job_id"]
-    queue = container.jobs._queue  # noqa: SLF001 - the test breaks the queue for one send
+    queue = container.jobs._queue
     real = queue.send_step
     monkeypatch.setattr(queue, "send_step", lambda step: (_ for _ in ()).throw(DependencyError("enrichment queue unavailable")))
     try:
@@ -157,13 +157,13 @@ def test_a_hop_that_dies_before_queueing_the_next_step_is_resumed_by_the_redeliv
     assert done["status"] == "completed" and done["summary"]["imported"] == len(data) and done["summary"]["skipped"] == 0
 
 
-def test_a_chunk_failing_on_its_last_delivery_marks_the_job_failed_with_the_reason(http, container, aws, monkeypatch) -> None:  # noqa: ANN001
+def test_a_chunk_failing_on_its_last_delivery_marks_the_job_failed_with_the_reason(http, container, aws, monkeypatch) -> None:
     from mnemo.errors import DependencyError
 
     job_id = http.post("/v1/import", json={"user_id": "sol", "data": items(jobs_module.SYNC_IMPORT_LIMIT + 1)},
                        headers=auth()).json()["job_id"]
 
-    def down(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def down(*args, **kwargs):
         raise DependencyError("memory store unavailable (ThrottlingException)")
 
     monkeypatch.setattr(container.imports, "run", down)

@@ -23,7 +23,7 @@ def new_key(http: Any, **body: Any) -> dict[str, Any]:
     return response.json()
 
 
-def test_create_list_revoke_shows_the_secret_once_and_never_a_hash(http) -> None:  # noqa: ANN001
+def test_create_list_revoke_shows_the_secret_once_and_never_a_hash(http) -> None:
     created = new_key(http, name="ci")
     assert created["secret"].startswith(created["prefix"] + "_")
     assert http.get("/v1/memories", headers=auth(created["secret"])).status_code == 200  # the new key works
@@ -36,7 +36,7 @@ def test_create_list_revoke_shows_the_secret_once_and_never_a_hash(http) -> None
     assert http.delete("/v1/keys/mn_nosuch", headers=auth()).status_code == 404
 
 
-def test_key_admin_needs_the_admin_scope_and_changes_nothing_without_it(http) -> None:  # noqa: ANN001
+def test_key_admin_needs_the_admin_scope_and_changes_nothing_without_it(http) -> None:
     writer = new_key(http, scopes=["memory:write"])["secret"]
     before = http.get("/v1/keys", headers=auth()).json()
     for response in (http.post("/v1/keys", json={"name": "x", "scopes": ["admin"]}, headers=auth(writer)),
@@ -49,7 +49,7 @@ def test_key_admin_needs_the_admin_scope_and_changes_nothing_without_it(http) ->
     assert unchanged(http.get("/v1/keys", headers=auth()).json()) == unchanged(before)  # control: same keys, none revoked
 
 
-def test_key_fields_are_checked_field_first(http) -> None:  # noqa: ANN001
+def test_key_fields_are_checked_field_first(http) -> None:
     bad = http.post("/v1/keys", json={"name": "x", "scopes": ["admin"], "user_id": "ana"}, headers=auth())
     assert bad.status_code == 400 and bad.json()["error"]["message"].startswith("scopes: ")
     past = http.post("/v1/keys", json={"name": "x", "scopes": ["memory:read"], "expires_at": "2020-01-01T00:00:00Z"},
@@ -57,7 +57,7 @@ def test_key_fields_are_checked_field_first(http) -> None:  # noqa: ANN001
     assert past.status_code == 400 and past.json()["error"]["message"] == "expires_at: must be in the future"
 
 
-def test_an_expired_key_is_refused(http, container) -> None:  # noqa: ANN001
+def test_an_expired_key_is_refused(http, container) -> None:
     # FixedClock: 2025-06-07 09:00 plus a millisecond per reading; this key expires a second later.
     key = new_key(http, expires_at="2025-06-07T09:00:01Z")["secret"]
     assert http.get("/v1/memories", headers=auth(key)).status_code == 200  # control: before expiry
@@ -67,7 +67,7 @@ def test_an_expired_key_is_refused(http, container) -> None:  # noqa: ANN001
     assert refused.status_code == 401 and refused.json()["error"]["message"] == "this API key has expired"
 
 
-def test_last_used_is_written_at_most_once_a_minute_per_key(http, container) -> None:  # noqa: ANN001
+def test_last_used_is_written_at_most_once_a_minute_per_key(http, container) -> None:
     key = new_key(http)
     writes: list[str] = []
 
@@ -86,7 +86,7 @@ def test_last_used_is_written_at_most_once_a_minute_per_key(http, container) -> 
 BOUND = 'user_id: this key is bound to user "ana"'
 
 
-def test_a_bound_key_reads_and_writes_only_its_user_and_may_name_no_other(http) -> None:  # noqa: ANN001
+def test_a_bound_key_reads_and_writes_only_its_user_and_may_name_no_other(http) -> None:
     ana = new_key(http, user_id="ana")["secret"]
     # the tenant's admin key writes a memory for bob (control: it exists and the admin sees it)
     bob = http.post("/v1/memories", json={"content": "bob's secret plan", "user_id": "bob"}, headers=auth()).json()
@@ -107,7 +107,7 @@ def test_a_bound_key_reads_and_writes_only_its_user_and_may_name_no_other(http) 
     assert http.get("/v1/memories", params={"user_id": "ana"}, headers=auth(ana)).json()["scope"]["user_id"] == "ana"
 
 
-def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:  # noqa: ANN001
+def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:
     ana = new_key(http, user_id="ana")["secret"]
     stored = tool(http, "/mcp/thrindex", "store_memory", {"content": "bob likes jazz", "user_id": "bob"}, "mn_testlocal_0123456789abcdefghijklmnop")
     assert not stored.get("isError")  # control: the admin key stored bob's memory
@@ -122,7 +122,7 @@ def test_a_bound_key_is_confined_on_the_mcp_profiles_too(http) -> None:  # noqa:
     assert "ana plays cello" in str(everything) and "bob likes jazz" not in str(everything)
 
 
-def test_the_r3_cache_never_serves_one_users_answer_to_another(http) -> None:  # noqa: ANN001
+def test_the_r3_cache_never_serves_one_users_answer_to_another(http) -> None:
     # Given ana's bound key and bob's memory, when ana's key searches r3 (its own user) and then the
     # admin key asks the same question for bob, the admin gets bob's memory: the cached entry is
     # ana's, under ana's user.

@@ -14,7 +14,7 @@ SECOND_KEY = "mn_secondstack_0123456789abcdefghijklmn"
 
 
 @pytest.fixture
-def clean_env():  # noqa: ANN201
+def clean_env():
     """LocalStack points os.environ at its moto server; put everything back afterwards."""
     from mnemo import bootstrap
 
@@ -64,7 +64,7 @@ def test_the_apps_unsigned_in_process_calls_share_state_with_signed_http_clients
     stack = LocalStack(FIRST_KEY)
     stack.start()
     try:
-        app, table = stack.container._dynamodb, stack.resources["MemoriesTable"]  # noqa: SLF001
+        app, table = stack.container._dynamodb, stack.resources["MemoriesTable"]
         headers: list[str | None] = []
         app.meta.events.register_first("before-send.dynamodb",
                                        lambda request, **_: headers.append(request.headers.get("Authorization")))

@@ -19,7 +19,7 @@ KEY = "mn_guarantees_0123456789abcdefghijklmnop"
 
 
 @pytest.fixture
-def stack(clean_env):  # noqa: ANN001, ANN201, F811
+def stack(clean_env):  # noqa: F811
     from mnemo.local.server import LocalStack
 
     local = LocalStack(KEY)
@@ -28,7 +28,7 @@ def stack(clean_env):  # noqa: ANN001, ANN201, F811
     local.stop(forget=True)
 
 
-def test_concurrent_appends_keep_every_acknowledged_edit(stack) -> None:  # noqa: ANN001
+def test_concurrent_appends_keep_every_acknowledged_edit(stack) -> None:
     # Given a memory in a tenant with other data (the enrichment poller working on it meanwhile),
     # and editors both in process and over moto's HTTP server (its request threads)
     from mnemo import bootstrap
@@ -73,7 +73,7 @@ def test_concurrent_appends_keep_every_acknowledged_edit(stack) -> None:  # noqa
 
 
 @pytest.fixture
-def table(aws):  # noqa: ANN001, ANN201
+def table(aws):
     from mnemo.adapters.aws import client
     from mnemo.local import moto_dynamodb
 
@@ -85,7 +85,7 @@ def _item(pk: str, sk: str, **attrs: str) -> dict[str, dict[str, str]]:
     return {"pk": {"S": pk}, "sk": {"S": sk}, **{k: {"S": v} for k, v in attrs.items()}}
 
 
-def test_a_failed_transaction_writes_nothing_and_keeps_other_writes(table) -> None:  # noqa: ANN001
+def test_a_failed_transaction_writes_nothing_and_keeps_other_writes(table) -> None:
     db, name = table
     db.put_item(TableName=name, Item=_item("A", "MEMORY", text="a1"))
     db.put_item(TableName=name, Item=_item("B", "MEMORY", text="b1"))
@@ -112,7 +112,7 @@ def test_a_failed_transaction_writes_nothing_and_keeps_other_writes(table) -> No
     assert db.get_item(TableName=name, Key=_item("A", "MEMORY"))["Item"] == _item("A", "MEMORY", text="a1")
 
 
-def test_keyed_queries_answer_what_moto_answers_after_random_writes(table) -> None:  # noqa: ANN001
+def test_keyed_queries_answer_what_moto_answers_after_random_writes(table) -> None:
     from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.dynamo_type import DynamoType
 
@@ -155,7 +155,7 @@ def test_keyed_queries_answer_what_moto_answers_after_random_writes(table) -> No
                     same(key, comparison, [DynamoType({"S": o}) for o in operands], limit, None, forward, None)
 
 
-def test_a_limit_query_hands_moto_only_what_it_walks(table, monkeypatch) -> None:  # noqa: ANN001
+def test_a_limit_query_hands_moto_only_what_it_walks(table, monkeypatch) -> None:
     """"The newest item below this key" in a big partition reads Limit + 1 items, not the partition,
     on the table and on an index, and answers what moto answers reading every item."""
     from moto.dynamodb.models import dynamodb_backends
@@ -193,7 +193,7 @@ def test_a_limit_query_hands_moto_only_what_it_walks(table, monkeypatch) -> None
     assert [i["gsi2sk"]["S"] for i in page["Items"]] == ["00999x"]
 
 
-def test_a_limit_query_over_number_keys_is_left_to_moto(table) -> None:  # noqa: ANN001
+def test_a_limit_query_over_number_keys_is_left_to_moto(table) -> None:
     """A partition whose sort key is a number (not modelled by the kept order) is answered by moto
     reading every candidate, as before; the same query on string keys uses the order."""
     from moto.dynamodb.models import dynamodb_backends
@@ -226,7 +226,7 @@ def _same_answer(moto_table: object, key: object, *args: object, **kwargs: objec
     assert ([i.to_json() for i in ours[0]], ours[1:]) == ([i.to_json() for i in theirs[0]], theirs[1:]), args
 
 
-def test_a_count_answers_what_reading_every_page_counts(table) -> None:  # noqa: ANN001
+def test_a_count_answers_what_reading_every_page_counts(table) -> None:
     """`Select=COUNT` is counted over the key's items directly, in one page (how `GET /v1/status`
     counts a tenant's pending memories); reading the same query's items page by page agrees."""
     db, name = table
@@ -263,7 +263,7 @@ def test_a_count_answers_what_reading_every_page_counts(table) -> None:  # noqa:
     assert "LastEvaluatedKey" in first
 
 
-def test_an_items_kept_size_follows_its_updates(table) -> None:  # noqa: ANN001
+def test_an_items_kept_size_follows_its_updates(table) -> None:
     """The size moto's query pages by is kept per item and recomputed after an update changes it."""
     from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
@@ -287,7 +287,7 @@ def test_an_items_kept_size_follows_its_updates(table) -> None:  # noqa: ANN001
     assert stored.size() == fresh(stored)
 
 
-def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -> None:  # noqa: ANN001
+def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -> None:
     """A new item is size-checked once, on its total (moto sums it again per attribute): the same
     items are refused, to the byte, and an update that grows an item past the limit still is."""
     from moto.dynamodb.models.dynamo_type import DynamoType
@@ -312,13 +312,13 @@ def test_the_item_size_limit_holds_at_its_boundary_for_puts_and_updates(table) -
     assert "extra" not in db.get_item(TableName=name, Key=_item("BIG", "MEMORY"))["Item"]
 
 
-def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> None:  # noqa: ANN001
+def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> None:
     """moto_expressions shares one parsed UpdateExpression tree per expression: applying it again, to the same item or
     another, in an UpdateItem or a transaction, must give what a fresh parse gives."""
     from mnemo.local import moto_expressions
 
     moto_expressions.install()
-    assert moto_expressions._parsed_update.cache_info().maxsize  # noqa: SLF001 - the cache is in place
+    assert moto_expressions._parsed_update.cache_info().maxsize
     db, name = table
     expression = "SET n = if_not_exists(n, :zero) + :one, seen = list_append(if_not_exists(seen, :none), :me) ADD tags :t"
 
@@ -339,13 +339,13 @@ def test_a_remembered_update_expression_applies_afresh_to_every_item(table) -> N
     assert [v["S"] for v in a["seen"]["L"]] == ["A0", "A1", "A2", "tx"]
     assert [v["S"] for v in b["seen"]["L"]] == ["B0", "B1", "B2"]
     assert set(b["tags"]["SS"]) == {"B0", "B1", "B2"}
-    assert moto_expressions._parsed_update.cache_info().hits >= 6  # noqa: SLF001 - and it was the shared tree each time
+    assert moto_expressions._parsed_update.cache_info().hits >= 6
     for _ in range(2):  # a parse error is raised every time, never remembered
         with pytest.raises(db.exceptions.ClientError, match="Invalid UpdateExpression"):
             db.update_item(TableName=name, Key=_item("U", "A"), UpdateExpression="SET = broken")
 
 
-def test_a_remembered_condition_expression_takes_each_requests_values(table) -> None:  # noqa: ANN001
+def test_a_remembered_condition_expression_takes_each_requests_values(table) -> None:
     """The lexed ConditionExpression is shared; names and values are still each request's own."""
     from mnemo.local import moto_expressions
 
@@ -358,7 +358,7 @@ def test_a_remembered_condition_expression_takes_each_requests_values(table) -> 
                     ConditionExpression=condition, ExpressionAttributeNames={"#v": "v", "#t": "t"},
                     ExpressionAttributeValues={":v": {"N": str(expected)}, ":max": {"N": str(longest)}})
 
-    before = moto_expressions._lexed_condition.cache_info().hits  # noqa: SLF001
+    before = moto_expressions._lexed_condition.cache_info().hits
     put("A", 1, 0)  # new items pass on attribute_not_exists
     put("B", 1, 0)
     put("A", 2, 1)  # the stored version matches this request's :v
@@ -368,10 +368,10 @@ def test_a_remembered_condition_expression_takes_each_requests_values(table) -> 
         put("B", 2, 1, longest=5)  # the right :v, but the stored "short" is not shorter than this :max
     put("B", 2, 1)  # the same, with the default :max
     assert [db.get_item(TableName=name, Key=_item("C", sk))["Item"]["v"]["N"] for sk in "AB"] == ["2", "2"]
-    assert moto_expressions._lexed_condition.cache_info().hits - before >= 5  # noqa: SLF001
-    remembered = moto_expressions._lexed_condition.cache_info().currsize  # noqa: SLF001
+    assert moto_expressions._lexed_condition.cache_info().hits - before >= 5
+    remembered = moto_expressions._lexed_condition.cache_info().currsize
     for _ in range(2):  # a lexing error is raised every time (as moto raises it), never remembered
         with pytest.raises(ValueError, match="Cannot parse condition"):
             db.put_item(TableName=name, Item=_item("C", "Z"), ConditionExpression="pk ~ :x",
                         ExpressionAttributeValues={":x": {"S": "x"}})
-    assert moto_expressions._lexed_condition.cache_info().currsize == remembered  # noqa: SLF001
+    assert moto_expressions._lexed_condition.cache_info().currsize == remembered

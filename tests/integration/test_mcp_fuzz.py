@@ -30,7 +30,7 @@ LEAKS = re.compile(r"internal error|Traceback|input_value|errors\.pydantic|https
 DOMAIN = re.compile(r"not found|not available|cannot apply|does not occur|needs the|already|requires|must be given together", re.I)
 
 
-def rpc(http, path: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:  # noqa: ANN001
+def rpc(http, path: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     body = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params or {}}
     response = http.post(path, json=body, headers={**MCP_HEADERS, **auth(), "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 200, response.text
@@ -85,7 +85,7 @@ def test_every_tool_survives_fuzzed_arguments(http, profile: str) -> None:
     assert outcomes["accepted"] > 0 and outcomes["refused"] > 0  # both sides exercised
 
 
-def fuzz(http, path: str, tool: dict[str, Any], known_ids: list[str], outcomes: Counter) -> None:  # noqa: ANN001
+def fuzz(http, path: str, tool: dict[str, Any], known_ids: list[str], outcomes: Counter) -> None:
     names = set(tool["inputSchema"].get("properties", {}))
 
     @given(arguments=arguments_for(tool, known_ids))

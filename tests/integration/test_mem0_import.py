@@ -37,7 +37,7 @@ class FakeMem0:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 url = urlparse(self.path)
                 query = {k: int(v[0]) for k, v in parse_qs(url.query).items()}
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
@@ -82,7 +82,7 @@ def mem0() -> Iterator[FakeMem0]:
 
 
 @pytest.fixture
-def enabled(aws, mem0):  # noqa: ANN001, ANN201
+def enabled(aws, mem0):
     """The services with the mem0 pull switched on and pointed at the fake."""
     from mnemo import bootstrap
     from mnemo.settings import MnemoSettings
@@ -105,7 +105,7 @@ def pull(container: Any, arguments: dict[str, Any], key: str = TEST_KEY) -> Any:
     return run(create_app(container), calls, key=key)
 
 
-def test_a_mem0_pull_is_a_paginated_retried_idempotent_job_that_never_keeps_the_key(enabled, mem0, aws, caplog) -> None:  # noqa: ANN001
+def test_a_mem0_pull_is_a_paginated_retried_idempotent_job_that_never_keeps_the_key(enabled, mem0, aws, caplog) -> None:
     caplog.set_level(logging.INFO)  # what the functions log (POWERTOOLS_LOG_LEVEL INFO; botocore DEBUG would show SQS bodies)
     http = TestClient(__import__("mnemo.surfaces.app", fromlist=["create_app"]).create_app(enabled), base_url="http://127.0.0.1:8000")
     # Given a mem0 account with 1,010 memories of "ana": the tool answers with a job at once
@@ -142,7 +142,7 @@ def test_a_mem0_pull_is_a_paginated_retried_idempotent_job_that_never_keeps_the_
     assert summary["reasons"][0] == "item 0: already imported (source id mem0-0)"
 
 
-def test_a_refused_key_fails_the_job_with_the_reason_and_no_key(enabled, mem0, aws) -> None:  # noqa: ANN001
+def test_a_refused_key_fails_the_job_with_the_reason_and_no_key(enabled, mem0, aws) -> None:
     from mnemo.domain.jobs import JobStep
 
     job_id = pull(enabled, {"source": "mem0_api", "api_key": "m0-wrong-key-0000", "user_id": "ana"}).structured_content["job_id"]
@@ -159,6 +159,6 @@ def test_a_refused_key_fails_the_job_with_the_reason_and_no_key(enabled, mem0, a
 def _last_error(container: Any, step: Any) -> Exception:
     try:
         container.jobs.run(step)
-    except Exception as exc:  # noqa: BLE001 - the error the worker would record
+    except Exception as exc:
         return exc
     raise AssertionError("the step should fail")

@@ -14,7 +14,7 @@ from mnemo.errors import ConflictError, ForbiddenError, NotFoundError, Unsupport
 from tests.conftest import received
 
 
-def capture(container, principal, text: str, **kwargs):  # noqa: ANN001, ANN201
+def capture(container, principal, text: str, **kwargs):
     return container.memories.capture(principal, CaptureCommand(raw=text, **kwargs))
 
 
@@ -129,7 +129,7 @@ def test_not_found_and_scopes(container, principal) -> None:
 def test_failed_enqueue_still_accepts_the_write(container, principal, monkeypatch) -> None:
     from mnemo.errors import DependencyError
 
-    def broken(task):  # noqa: ANN001, ANN202
+    def broken(task):
         raise DependencyError("enrichment queue unavailable")
 
     monkeypatch.setattr(container.queue, "send", broken)

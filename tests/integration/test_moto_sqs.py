@@ -23,9 +23,9 @@ def test_receive_skips_expired_delayed_and_in_flight_messages_and_hands_out_the_
         sqs.send_message(QueueUrl=url, MessageBody=body)
     sqs.send_message(QueueUrl=url, MessageBody="delayed", DelaySeconds=60)
     queue = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_queue("moto-sqs-receive")
-    expired = next(m for m in queue._messages if m.body == "expired")  # noqa: SLF001
+    expired = next(m for m in queue._messages if m.body == "expired")
     expired.sent_timestamp -= 120_000  # sent two minutes ago: past the 60 s retention period
-    in_flight = next(m for m in queue._messages if m.body == "in flight")  # noqa: SLF001
+    in_flight = next(m for m in queue._messages if m.body == "in flight")
     in_flight.mark_received(visibility_timeout=60)
     # When a consumer receives
     received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
@@ -53,8 +53,8 @@ def test_counts_and_deletes_answer_what_moto_answers(aws: dict[str, Any]) -> Non
                  if m["Body"] == first[0]["Body"])
 
     def moto_counts() -> tuple[int, int, int]:  # moto's own definitions, message by message
-        return (len([m for m in queue._messages if m.visible and not m.delayed]),  # noqa: SLF001
-                len([m for m in queue._messages if not m.visible]), len([m for m in queue._messages if m.delayed]))  # noqa: SLF001
+        return (len([m for m in queue._messages if m.visible and not m.delayed]),
+                len([m for m in queue._messages if not m.visible]), len([m for m in queue._messages if m.delayed]))
 
     def ours() -> tuple[int, int, int]:
         names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
@@ -65,11 +65,11 @@ def test_counts_and_deletes_answer_what_moto_answers(aws: dict[str, Any]) -> Non
     # A delete by an older handle of a message received twice removes it; repeating it is a no-op
     sqs.delete_message(QueueUrl=url, ReceiptHandle=old_handle)
     sqs.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])
-    bodies = sorted(m.body for m in queue._messages)  # noqa: SLF001
+    bodies = sorted(m.body for m in queue._messages)
     assert first[0]["Body"] not in bodies and len(bodies) == 29
     sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]}
                                                      for i, m in enumerate(first[1:])])
-    assert len(queue._messages) == 20 and ours() == moto_counts()  # noqa: SLF001
+    assert len(queue._messages) == 20 and ours() == moto_counts()
     # An unknown handle is refused as moto refuses it
     with pytest.raises(sqs.exceptions.ReceiptHandleIsInvalid):
         sqs.delete_message(QueueUrl=url, ReceiptHandle="not-a-handle")

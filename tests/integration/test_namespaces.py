@@ -21,7 +21,7 @@ PLACES = [
 
 
 @pytest.fixture
-def world(container, principal, aws):  # noqa: ANN001, ANN201
+def world(container, principal, aws):
     ids = {}
     for name, user, agent, group in PLACES:
         command = CaptureCommand(raw=f"release checklist {name}", as_user=True, user_id=user, agent_id=agent,
@@ -33,7 +33,7 @@ def world(container, principal, aws):  # noqa: ANN001, ANN201
     return ids
 
 
-def names(ids: dict[str, str], memories) -> set[str]:  # noqa: ANN001
+def names(ids: dict[str, str], memories) -> set[str]:
     return {ids[m.id] for m in memories}
 
 

@@ -58,7 +58,7 @@ class Memory:
 
 
 @pytest.fixture
-def stack(aws):  # noqa: ANN001, ANN201
+def stack(aws):
     from mnemo import bootstrap
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.app import create_app
@@ -116,7 +116,7 @@ def text(result: Any) -> str:
     return " ".join(c.text for c in result.content)
 
 
-def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
+def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture) -> None:
     container, app, clock = stack
     for noisy in ("botocore", "boto3", "urllib3"):  # their DEBUG lines dwarf the rest
         caplog.set_level(logging.WARNING, logger=noisy)
@@ -166,7 +166,7 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
         again, transport = connector(app, "/mcp", eigen_person, eigen)
         again.context.current_tokens, again.context.client_info = eigen.tokens, eigen.client
         again.context.token_expiry_time = time.time() - 1  # the client's own clock says so too
-        again._initialized = True  # noqa: SLF001 - as if loaded from its storage
+        again._initialized = True
         async with Client(transport) as client:
             await client.list_tools()
         assert eigen.tokens is not None and first is not None
@@ -199,7 +199,7 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
     assert server_logs and not [line for line in server_logs for s in secrets if s in line]
 
 
-def test_a_metadata_document_client_with_a_local_metadata_server(aws) -> None:  # noqa: ANN001
+def test_a_metadata_document_client_with_a_local_metadata_server(aws) -> None:
     """CIMD end to end: the SDK client sends its metadata URL as client_id; Mnemo fetches the document
     from a local HTTP server through the guarded fetcher (the test host resolves to a public address,
     the injected transport carries the vetted connection to the local server), and never fetches an
@@ -217,7 +217,7 @@ def test_a_metadata_document_client_with_a_local_metadata_server(aws) -> None:  
     served: list[str] = []
 
     class Documents(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        def do_GET(self) -> None:
             served.append(f"{self.headers['host']}{self.path}")
             body = json.dumps({"client_id": url, "client_name": "Metadata app", "redirect_uris": [REDIRECT],
                                "token_endpoint_auth_method": "none"}).encode()

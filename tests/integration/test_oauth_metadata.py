@@ -14,7 +14,7 @@ LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 @pytest.fixture
-def oauth_http(aws):  # noqa: ANN001, ANN201
+def oauth_http(aws):
     from mnemo import bootstrap
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.app import create_app

@@ -23,7 +23,7 @@ MCP = {"accept": "application/json, text/event-stream", "content-type": "applica
 
 
 @pytest.fixture
-def oauth(aws):  # noqa: ANN001, ANN201
+def oauth(aws):
     from mnemo import bootstrap
     from mnemo.settings import MnemoSettings
     from mnemo.surfaces.app import create_app
@@ -61,7 +61,7 @@ def tokens(http: TestClient, client_id: str, location: str) -> Any:
                                      "client_id": client_id, "code_verifier": VERIFIER})
 
 
-def test_registration_is_public_bounded_and_checks_redirects(oauth) -> None:  # noqa: ANN001
+def test_registration_is_public_bounded_and_checks_redirects(oauth) -> None:
     _, http = oauth
     made = register(http)
     assert made.status_code == 201, made.text
@@ -76,7 +76,7 @@ def test_registration_is_public_bounded_and_checks_redirects(oauth) -> None:  # 
     assert flooded.status_code == 429 and int(flooded.headers["retry-after"]) > 0
 
 
-def test_invalid_client_is_401_and_unregistered_redirects_are_refused(oauth) -> None:  # noqa: ANN001
+def test_invalid_client_is_401_and_unregistered_redirects_are_refused(oauth) -> None:
     _, http = oauth
     unknown = http.post("/token", data={"grant_type": "authorization_code", "code": "x", "client_id": "mcl_nope",
                                         "code_verifier": VERIFIER, "redirect_uri": REDIRECT})
@@ -93,7 +93,7 @@ def test_invalid_client_is_401_and_unregistered_redirects_are_refused(oauth) -> 
     assert target.status_code == 302 and "error=invalid_target" in target.headers["location"]
 
 
-def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> None:  # noqa: ANN001
+def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> None:
     container, http = oauth
     client_id = register(http).json()["client_id"]
     request, csrf = consent(http, client_id)
@@ -123,7 +123,7 @@ def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> Non
     assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401  # ...and its replay ends the grant
 
 
-def test_wrong_credentials_are_limited_per_page(oauth) -> None:  # noqa: ANN001
+def test_wrong_credentials_are_limited_per_page(oauth) -> None:
     _, http = oauth
     client_id = register(http).json()["client_id"]
     request, csrf = consent(http, client_id)
@@ -137,7 +137,7 @@ def test_wrong_credentials_are_limited_per_page(oauth) -> None:  # noqa: ANN001
     assert approve(http, request, csrf, TEST_KEY).status_code == 400  # the page is dead, even for the right key
 
 
-def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> None:  # noqa: ANN001
+def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> None:
     container, http = oauth
     reader = container.keys.create("local", "reader", ["memory:read"], user_id="bob")
     plain = container.keys.create("local", "plain", ["memory:read", "memory:write"])
@@ -160,7 +160,7 @@ def test_api_key_consent_intersects_scopes_pins_users_and_cascades(oauth) -> Non
     assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401
 
 
-def test_admin_mints_codes_and_revokes_grants(oauth, capsys) -> None:  # noqa: ANN001
+def test_admin_mints_codes_and_revokes_grants(oauth, capsys) -> None:
     container, http = oauth
     minted = http.post("/v1/oauth/connect-codes", json={"user_id": "dana", "scopes": ["memory:read"]}, headers=auth())
     assert minted.status_code == 201 and minted.json()["code"].startswith("mnc_")
@@ -185,7 +185,7 @@ def test_admin_mints_codes_and_revokes_grants(oauth, capsys) -> None:  # noqa: A
     assert re.search(r"^mnc_[0-9a-f]{8}_\S{20,}$", capsys.readouterr().out, re.MULTILINE)
 
 
-def test_a_connect_code_is_used_once_under_a_race(oauth) -> None:  # noqa: ANN001
+def test_a_connect_code_is_used_once_under_a_race(oauth) -> None:
     container, _ = oauth
     admin = container.keys.authenticate(TEST_KEY)
     minted = container.connect_codes.mint(admin, "frank")
@@ -197,7 +197,7 @@ def test_a_connect_code_is_used_once_under_a_race(oauth) -> None:  # noqa: ANN00
         container.connect_codes.check(minted.code)
 
 
-def test_step_up_is_an_http_403_for_tokens_and_a_tool_error_for_keys(oauth) -> None:  # noqa: ANN001
+def test_step_up_is_an_http_403_for_tokens_and_a_tool_error_for_keys(oauth) -> None:
     container, http = oauth
     admin = container.keys.authenticate(TEST_KEY)
     client_id = register(http).json()["client_id"]
@@ -219,7 +219,7 @@ def test_step_up_is_an_http_403_for_tokens_and_a_tool_error_for_keys(oauth) -> N
     assert keyed.status_code == 200 and keyed.json()["result"]["isError"] is True
 
 
-def test_every_step_up_tool_exists_in_its_profile(oauth) -> None:  # noqa: ANN001
+def test_every_step_up_tool_exists_in_its_profile(oauth) -> None:
     import asyncio
 
     from mnemo.services.permissions import TOOL_PERMISSIONS
@@ -231,14 +231,14 @@ def test_every_step_up_tool_exists_in_its_profile(oauth) -> None:  # noqa: ANN00
         assert set(tools) <= served, (profile, set(tools) - served)
 
 
-def test_a_connect_code_needs_no_body(oauth) -> None:  # noqa: ANN001
+def test_a_connect_code_needs_no_body(oauth) -> None:
     _, http = oauth
     minted = http.post("/v1/oauth/connect-codes", headers=auth())
     assert minted.status_code == 201, minted.text
     assert minted.json()["user_id"] == "default" and minted.json()["scopes"] == ["memory:read", "memory:write", "memory:delete"]
 
 
-def test_client_id_metadata_documents_from_the_allow_list_only(aws) -> None:  # noqa: ANN001
+def test_client_id_metadata_documents_from_the_allow_list_only(aws) -> None:
     import httpx2
 
     from mnemo import bootstrap
@@ -279,7 +279,7 @@ def test_client_id_metadata_documents_from_the_allow_list_only(aws) -> None:  # 
     assert fetched == ["client.example"]  # neither was ever connected to
 
 
-def test_an_authorization_code_is_redeemed_once_under_a_race(oauth) -> None:  # noqa: ANN001
+def test_an_authorization_code_is_redeemed_once_under_a_race(oauth) -> None:
     from mnemo.errors import OAuthError
 
     container, http = oauth
@@ -307,7 +307,7 @@ def test_an_authorization_code_is_redeemed_once_under_a_race(oauth) -> None:  # 
     assert http.post("/mcp", json=LIST, headers={**MCP, "authorization": f"Bearer {single['access_token']}"}).status_code == 200
 
 
-def test_wrong_credentials_are_limited_per_client(oauth) -> None:  # noqa: ANN001
+def test_wrong_credentials_are_limited_per_client(oauth) -> None:
     container, http = oauth
     container.oauth.client_failures_per_hour = 3
     client_id = register(http).json()["client_id"]
@@ -326,7 +326,7 @@ def test_wrong_credentials_are_limited_per_client(oauth) -> None:  # noqa: ANN00
     assert approve(http, request, csrf, TEST_KEY).status_code == 303  # another client is not affected
 
 
-def test_connect_codes_expire_and_burn_and_the_person_may_decline(aws) -> None:  # noqa: ANN001
+def test_connect_codes_expire_and_burn_and_the_person_may_decline(aws) -> None:
     from datetime import timedelta
 
     from mnemo import bootstrap
@@ -362,7 +362,7 @@ def test_connect_codes_expire_and_burn_and_the_person_may_decline(aws) -> None: 
     assert approve(http, request, csrf, fresh).status_code == 303
 
 
-def test_a_connect_code_grant_survives_the_minting_keys_rotation(oauth) -> None:  # noqa: ANN001
+def test_a_connect_code_grant_survives_the_minting_keys_rotation(oauth) -> None:
     container, http = oauth
     minter = container.keys.create("local", "minter", ["admin"])
     code = http.post("/v1/oauth/connect-codes", json={"user_id": "ivy"}, headers=auth(minter.secret)).json()["code"]

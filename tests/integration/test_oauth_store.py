@@ -13,7 +13,7 @@ NOW = datetime(2025, 6, 7, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def store(aws):  # noqa: ANN001, ANN201
+def store(aws):
     from mnemo.adapters.aws import client
     from mnemo.adapters.dynamodb_oauth import DynamoDbOAuthStore
 
@@ -30,7 +30,7 @@ def _grant(grant_id: str, user: str) -> Grant:
                  via="connect_code", created_at=NOW, expires_at=NOW + timedelta(days=30))
 
 
-def test_a_code_is_taken_once_even_under_a_race(store) -> None:  # noqa: ANN001
+def test_a_code_is_taken_once_even_under_a_race(store) -> None:
     store.put(_code("h1"))
     assert store.get(AuthCode, "h1") == _code("h1")  # stored and read back whole
     with ThreadPoolExecutor(8) as pool:
@@ -39,7 +39,7 @@ def test_a_code_is_taken_once_even_under_a_race(store) -> None:  # noqa: ANN001
     assert store.get(AuthCode, "h1") is None
 
 
-def test_attempts_marks_and_counters(store) -> None:  # noqa: ANN001
+def test_attempts_marks_and_counters(store) -> None:
     code = ConnectCode(code_id="abcd", secret_hash="s", tenant="t", user_id="u", scopes=["memory:read"], minted_by="mn_x",
                        created_at=NOW, expires_at=NOW + timedelta(minutes=10))
     store.put(code)
@@ -55,7 +55,7 @@ def test_attempts_marks_and_counters(store) -> None:  # noqa: ANN001
     assert [store.admit("register#m", 3, NOW) for _ in range(5)] == [True, True, True, False, False]
 
 
-def test_grants_are_listed_per_tenant_and_user(store) -> None:  # noqa: ANN001
+def test_grants_are_listed_per_tenant_and_user(store) -> None:
     store.put(_grant("g1", "alice"))
     store.put(_grant("g2", "alice"))
     store.put(_grant("g3", "bob"))

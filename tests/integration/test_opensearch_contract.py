@@ -93,7 +93,7 @@ def recording_connection(recorder: Recorder) -> type[Connection]:
             kwargs.pop("verify_certs", None)
             super().__init__(**kwargs)
 
-        def perform_request(self, method, url, params=None, body=None, timeout=None, ignore=(), headers=None):  # noqa: ANN001, ANN201
+        def perform_request(self, method, url, params=None, body=None, timeout=None, ignore=(), headers=None):
             sent = dict(headers or {})
             if callable(self.http_auth):  # what a SigV4 signer adds
                 sent.update(self.http_auth(method, self.host + url, body))

@@ -41,7 +41,7 @@ def lines(answer: str) -> list[str]:
 
 
 @pytest.mark.parametrize("content", FORGED, ids=["lf", "crlf", "unicode"])
-def test_stored_text_cannot_forge_structure_on_any_text_surface(http, content: str) -> None:  # noqa: ANN001
+def test_stored_text_cannot_forge_structure_on_any_text_surface(http, content: str) -> None:
     user = "forge"
     saved = tool(http, "/mcp/r3", "add_memory", {"content": content, "user_id": user, "skip_duplicate_check": True})
     memory_id = saved["structuredContent"]["id"]
@@ -78,7 +78,7 @@ def test_stored_text_cannot_forge_structure_on_any_text_surface(http, content: s
         t["id"] for t in thoughts["structuredContent"]["results"]]
 
 
-def test_a_plain_text_keeps_its_layout_and_import_reasons_stay_on_their_line(http) -> None:  # noqa: ANN001
+def test_a_plain_text_keeps_its_layout_and_import_reasons_stay_on_their_line(http) -> None:
     plain = "Lunch is at noon."  # control: nothing to flatten, the answer is as before
     tool(http, "/mcp/r3", "add_memory", {"content": plain, "user_id": "plain"})
     found = text(tool(http, "/mcp/r3", "search_memory", {"query": "lunch noon", "user_id": "plain"}))

@@ -12,7 +12,7 @@ from mnemo.local.poller import QueuePoller
 from mnemo.local.server import load_function
 
 
-def test_two_pollers_never_double_apply_a_redelivered_task(aws, container, principal) -> None:  # noqa: ANN001
+def test_two_pollers_never_double_apply_a_redelivered_task(aws, container, principal) -> None:
     # Given ten captured memories whose tasks are each in the queue twice (an at-least-once redelivery)
     sqs, url = client("sqs"), aws["EnrichmentQueue"]
     captured = [container.memories.capture(principal, CaptureCommand(raw=f"Caroline met Melanie at the lake, day {i}",
@@ -52,7 +52,7 @@ def test_two_pollers_never_double_apply_a_redelivered_task(aws, container, princ
         assert len({link.other_id for link in links}) == len(links)
 
 
-def test_the_poller_runs_the_configured_number_of_batches_at_once(aws) -> None:  # noqa: ANN001
+def test_the_poller_runs_the_configured_number_of_batches_at_once(aws) -> None:
     from mnemo.settings import MnemoSettings
 
     assert MnemoSettings().local_worker_concurrency == 2  # the local default (Lambda: template.yaml)

@@ -14,13 +14,13 @@ KEYS = {
 
 
 @pytest.fixture
-def keys(http, container) -> dict[str, str]:  # noqa: ANN001
+def keys(http, container) -> dict[str, str]:
     for secret, scopes in KEYS.values():
         container.keys.ensure("local", "perm", scopes, secret)
     return {name: secret for name, (secret, _) in KEYS.items()}
 
 
-def memory(http) -> str:  # noqa: ANN001
+def memory(http) -> str:
     return http.post("/v1/memories", headers=auth(), json={"content": "a memory to change"}).json()["id"]
 
 

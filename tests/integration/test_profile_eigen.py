@@ -88,7 +88,7 @@ def run_mcp(http_app: Any, calls: Callable[[Client], Awaitable[Any]], *, path: s
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     return create_app(container)
@@ -104,7 +104,7 @@ def error_text(result: Any) -> str:
     return " ".join(c.text for c in result.content)
 
 
-def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN001
+def test_tools_list_is_the_seed_argument_for_argument(app) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -121,7 +121,7 @@ def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN
         assert annotations.title and len(tools[name].description) > 60
 
 
-def test_one_round_trip_per_tool_in_the_seeds_words(app) -> None:  # noqa: ANN001
+def test_one_round_trip_per_tool_in_the_seeds_words(app) -> None:
     async def calls(client: Client) -> Any:
         captured = structured(await client.call_tool("capture_thought", {"raw": " Standups are Tuesdays at 10am. ", "as_user": True}))
         thought_id = captured["thought"]["id"]
@@ -142,7 +142,7 @@ def test_one_round_trip_per_tool_in_the_seeds_words(app) -> None:  # noqa: ANN00
                        "scope": captured["scope"]}  # the namespace written (issue 27), the capture's
 
 
-def test_failures_read_field_first_and_unknown_arguments_are_refused(app) -> None:  # noqa: ANN001
+def test_failures_read_field_first_and_unknown_arguments_are_refused(app) -> None:
     async def calls(client: Client) -> Any:
         return [
             await client.call_tool("retrieve_thoughts", {"top_k": 101}),
@@ -166,7 +166,7 @@ def test_failures_read_field_first_and_unknown_arguments_are_refused(app) -> Non
     ]
 
 
-def test_nothing_was_stored_by_a_refused_call(app, container, principal) -> None:  # noqa: ANN001
+def test_nothing_was_stored_by_a_refused_call(app, container, principal) -> None:
     from mnemo.domain.commands import RetrieveCommand
 
     async def calls(client: Client) -> Any:
@@ -177,7 +177,7 @@ def test_nothing_was_stored_by_a_refused_call(app, container, principal) -> None
     assert everyone == [] and container.memories.browse(principal, RetrieveCommand(include_agent=True)).items == []
 
 
-def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch) -> None:  # noqa: ANN001
+def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch) -> None:
     """A profile is one registration line: registered under "probe", it is served at /mcp/probe;
     /mcp and the seed's /api/mcp keep serving Eigen; unregistered names are 404 in the envelope."""
     from mnemo.surfaces.app import create_app

@@ -35,7 +35,7 @@ SEED_001: dict[str, tuple[Hints, dict[str, Arg]]] = {
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     return create_app(container)
@@ -56,7 +56,7 @@ def facts(app: Any, calls: Any, key: str = TEST_KEY) -> Any:
     return asyncio.run(main())
 
 
-def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN001
+def test_tools_list_is_the_seed_argument_for_argument(app) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -75,7 +75,7 @@ def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN
     assert "that's wrong, ignore it" in tools["retract"].description
 
 
-def test_record_search_retract_in_the_pinned_shapes(app) -> None:  # noqa: ANN001
+def test_record_search_retract_in_the_pinned_shapes(app) -> None:
     async def calls(client: Client) -> Any:
         episode = structured(await client.call_tool("add_episode", {"content": "Remember that Alice loves jazz."}))
         first = structured(await client.call_tool("record_fact", {"subject": "Alice", "predicate": "lives_in", "object": "Berlin"}))
@@ -108,7 +108,7 @@ def test_record_search_retract_in_the_pinned_shapes(app) -> None:  # noqa: ANN00
     assert edge["uuid"] in back and moved["edge"]["uuid"] not in back
 
 
-def test_failures_start_with_the_seed_code_and_nothing_changes(app, container) -> None:  # noqa: ANN001
+def test_failures_start_with_the_seed_code_and_nothing_changes(app, container) -> None:
     container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
 
     async def setup(client: Client) -> Any:
@@ -144,7 +144,7 @@ def test_failures_start_with_the_seed_code_and_nothing_changes(app, container) -
     assert error_text(facts(app, missing)) == "not_found: edge 5d9f3c1e-8b2a-4f6d-9c3e-1a2b3c4d5e6f not found"
 
 
-def test_groups_and_tenants_never_see_each_others_facts(app, container) -> None:  # noqa: ANN001
+def test_groups_and_tenants_never_see_each_others_facts(app, container) -> None:
     from tests.integration.conftest import OTHER_KEY
 
     container.keys.ensure("other", "other", ["admin"], OTHER_KEY)
@@ -164,7 +164,7 @@ def test_groups_and_tenants_never_see_each_others_facts(app, container) -> None:
     assert names(OTHER_KEY, "team-a") == []
 
 
-def test_extract_intent_annotates_the_recorded_edge(app) -> None:  # noqa: ANN001
+def test_extract_intent_annotates_the_recorded_edge(app) -> None:
     async def calls(client: Client) -> Any:
         on = structured(await client.call_tool("record_fact", {"subject": "Dana", "predicate": "prefers", "object": "mornings",
                                                                "extract_intent": True}))
@@ -176,7 +176,7 @@ def test_extract_intent_annotates_the_recorded_edge(app) -> None:  # noqa: ANN00
     assert off["edge"]["intent_meta"] is None
 
 
-def test_the_seeds_own_flow_remember_that_then_search_finds_the_fact(app, aws) -> None:  # noqa: ANN001
+def test_the_seeds_own_flow_remember_that_then_search_finds_the_fact(app, aws) -> None:
     # Seed 001 "How the agent decides": the user says "remember that..." -> add_episode; later "what ..." -> search
     from tests.integration.test_profile_thrindex import enrich
 
@@ -196,7 +196,7 @@ def test_the_seeds_own_flow_remember_that_then_search_finds_the_fact(app, aws) -
     assert all(e["source"]["name"] != "that Quinn" for e in found["edges"] + other["edges"])  # no "that" subject
 
 
-def test_arguments_are_strict_json_types_never_coerced(app) -> None:  # noqa: ANN001
+def test_arguments_are_strict_json_types_never_coerced(app) -> None:
     async def calls(client: Client) -> Any:
         return [await client.call_tool(tool, arguments) for tool, arguments in [
             ("add_episode", {"content": "Ivy likes tea.", "extract_intent": "yes"}),
@@ -221,7 +221,7 @@ def test_arguments_are_strict_json_types_never_coerced(app) -> None:  # noqa: AN
     assert [e["uuid"] for e in structured(found)["edges"]] == [structured(recorded)["edge"]["uuid"]]  # no episode stored
 
 
-def test_retract_needs_a_uuid_and_an_unknown_uuid_is_not_found(app) -> None:  # noqa: ANN001
+def test_retract_needs_a_uuid_and_an_unknown_uuid_is_not_found(app) -> None:
     async def calls(client: Client) -> Any:
         recorded = structured(await client.call_tool("record_fact", {"subject": "Jo", "predicate": "likes", "object": "tea"}))
         return recorded, [await client.call_tool("retract", {"edge_uuid": e}) for e in (
@@ -236,7 +236,7 @@ def test_retract_needs_a_uuid_and_an_unknown_uuid_is_not_found(app) -> None:  # 
     assert structured(upper)["edge"]["uuid"] == recorded["edge"]["uuid"] and structured(upper)["edge"]["status"] == "retracted"
 
 
-def test_every_failure_carries_the_rest_error_envelope_beside_its_text(app, container) -> None:  # noqa: ANN001
+def test_every_failure_carries_the_rest_error_envelope_beside_its_text(app, container) -> None:
     container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
 
     async def calls(client: Client) -> Any:

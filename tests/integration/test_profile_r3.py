@@ -69,14 +69,14 @@ def saved_id(result: Any) -> str:
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     container.keys.ensure("other", "other", ["admin"], OTHER_KEY)
     return create_app(container)
 
 
-def test_all_fourteen_tools_are_the_seeds_argument_for_argument(app) -> None:  # noqa: ANN001
+def test_all_fourteen_tools_are_the_seeds_argument_for_argument(app) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -94,7 +94,7 @@ def test_all_fourteen_tools_are_the_seeds_argument_for_argument(app) -> None:  #
                                              tools["get_memory"].annotations.idempotent_hint)
 
 
-def test_add_returns_the_id_and_search_forwards_user_id(app, aws) -> None:  # noqa: ANN001
+def test_add_returns_the_id_and_search_forwards_user_id(app, aws) -> None:
     """r3: no id in the acknowledgement, and search ignores user_id. Mnemo: both fixed."""
     async def calls(client: Client) -> Any:
         alice = await client.call_tool("add_memory", {"content": "Alice's locker code is 4512.", "user_id": "alice"})
@@ -113,7 +113,7 @@ def test_add_returns_the_id_and_search_forwards_user_id(app, aws) -> None:  # no
     assert text(nobody) == "No memories found"  # the "default" user has none
 
 
-def test_get_update_keeps_content_on_metadata_only_and_reembeds_on_content(app, aws, container) -> None:  # noqa: ANN001
+def test_get_update_keeps_content_on_metadata_only_and_reembeds_on_content(app, aws, container) -> None:
     """r3: a metadata-only update wipes content; a content update keeps the old vector."""
     memory_id = saved_id(call(app, "add_memory", {"content": "The team standup is on Tuesdays.", "priority": "high"}))
     enrich(aws)
@@ -131,7 +131,7 @@ def test_get_update_keeps_content_on_metadata_only_and_reembeds_on_content(app, 
     assert [a.action for a in container.store.history("local", memory_id)] == ["created", "edited", "edited"]
 
 
-def test_get_memory_errors_are_is_error_and_do_not_cross_users(app) -> None:  # noqa: ANN001
+def test_get_memory_errors_are_is_error_and_do_not_cross_users(app) -> None:
     memory_id = saved_id(call(app, "add_memory", {"content": "Carol likes jazz.", "user_id": "carol"}))
     assert call(app, "get_memory", {"memory_id": memory_id, "user_id": "carol"}).structured_content["id"] == memory_id
     assert error_text(call(app, "get_memory", {"memory_id": memory_id, "user_id": "dave"})) == f"Memory not found: {memory_id}"
@@ -140,7 +140,7 @@ def test_get_memory_errors_are_is_error_and_do_not_cross_users(app) -> None:  # 
     assert call(app, "get_memory", {"memory_id": memory_id}, key=OTHER_KEY).is_error  # another tenant
 
 
-def test_get_all_memories_returns_the_page_with_total_and_next_offset(app) -> None:  # noqa: ANN001
+def test_get_all_memories_returns_the_page_with_total_and_next_offset(app) -> None:
     ids = [saved_id(call(app, "add_memory", {"content": f"Fact number {n} about the garden.", "user_id": "erin",
                                               "skip_duplicate_check": True})) for n in range(3)]
     first = call(app, "get_all_memories", {"user_id": "erin", "limit": 2}).structured_content
@@ -149,14 +149,14 @@ def test_get_all_memories_returns_the_page_with_total_and_next_offset(app) -> No
     assert [m["id"] for m in second["memories"]] == ids[:1] and second["next_offset"] is None and second["total"] == 3
 
 
-def test_delete_is_soft_and_answers_deleted(app, container) -> None:  # noqa: ANN001
+def test_delete_is_soft_and_answers_deleted(app, container) -> None:
     memory_id = saved_id(call(app, "add_memory", {"content": "Frank's flight is on Friday."}))
     assert text(call(app, "delete_memory", {"memory_id": memory_id})) == "Deleted"
     assert text(call(app, "search_memory", {"query": "Frank flight Friday"})) == "No memories found"
     assert container.store.get("local", memory_id).status.value == "archived"
 
 
-def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
+def test_validation_messages_name_the_field(app) -> None:
     async def calls(client: Client) -> Any:
         return [
             await client.call_tool("add_memory", {}),
@@ -185,7 +185,7 @@ def test_validation_messages_name_the_field(app) -> None:  # noqa: ANN001
     ]
 
 
-def test_sync_status_answers_in_words_never_a_python_dict(app, container) -> None:  # noqa: ANN001
+def test_sync_status_answers_in_words_never_a_python_dict(app, container) -> None:
     from tests.integration.test_profile_thrindex import READER_KEY
 
     container.keys.ensure("local", "reader", ["memory:read", "memory:write"], READER_KEY)
@@ -199,7 +199,7 @@ def test_sync_status_answers_in_words_never_a_python_dict(app, container) -> Non
     assert "Queue-wide" not in reader and not any(c in reader for c in "{}'")
 
 
-def test_add_memory_says_that_assistant_messages_are_dropped(app) -> None:  # noqa: ANN001
+def test_add_memory_says_that_assistant_messages_are_dropped(app) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -211,7 +211,7 @@ def test_add_memory_says_that_assistant_messages_are_dropped(app) -> None:  # no
     assert memory["content"] == "Rosa likes figs."  # what the description says: the assistant's line is not stored
 
 
-def test_a_memory_whose_text_is_json_is_saved_as_text(app) -> None:  # noqa: ANN001
+def test_a_memory_whose_text_is_json_is_saved_as_text(app) -> None:
     for content in ['{"theme": "dark"}', '["tea", "coffee"]', "null"]:
         saved = call(app, "add_memory", {"content": content, "user_id": "json-text", "skip_duplicate_check": True})
         assert text(saved).startswith("Saved (id: "), text(saved)

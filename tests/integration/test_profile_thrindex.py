@@ -88,7 +88,7 @@ def enrich(aws: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     container.keys.ensure("other", "other", ["admin"], OTHER_KEY)
@@ -96,7 +96,7 @@ def app(container, principal):  # noqa: ANN001, ANN201
     return create_app(container)
 
 
-def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN001
+def test_tools_list_is_the_seed_argument_for_argument(app) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -114,7 +114,7 @@ def test_tools_list_is_the_seed_argument_for_argument(app) -> None:  # noqa: ANN
     assert tools["search_memories"].input_schema["properties"]["query"]["maxLength"] == 2048
 
 
-def test_the_seeds_example_calls_answer_in_the_seeds_layout(app) -> None:  # noqa: ANN001
+def test_the_seeds_example_calls_answer_in_the_seeds_layout(app) -> None:
     """Given the seed's example memory, when each tool is called with the seed's example arguments,
     then every text result has the seed's lines (ids, times, scores and latency are the real ones)."""
     content = "User prefers weekly email digests over push notifications."
@@ -163,7 +163,7 @@ def test_the_seeds_example_calls_answer_in_the_seeds_layout(app) -> None:  # noq
     assert error_text(missing) == "Memory not found: 3f2e1d0c-1234-5678-abcd-ef0123456789"
 
 
-def test_errors_are_the_seeds_messages(app) -> None:  # noqa: ANN001
+def test_errors_are_the_seeds_messages(app) -> None:
     async def calls(client: Client) -> Any:
         return [
             await client.call_tool("store_memory", {}),
@@ -194,7 +194,7 @@ def test_errors_are_the_seeds_messages(app) -> None:  # noqa: ANN001
     ]
 
 
-def test_missing_scopes_are_refused_in_the_seeds_words_and_nothing_changes(app, container, principal) -> None:  # noqa: ANN001
+def test_missing_scopes_are_refused_in_the_seeds_words_and_nothing_changes(app, container, principal) -> None:
     stored = call(app, "store_memory", {"content": "The user's locker code is 4512."}).structured_content
     refused = [
         call(app, "store_memory", {"content": "smuggled"}, key=READER_KEY),
@@ -208,7 +208,7 @@ def test_missing_scopes_are_refused_in_the_seeds_words_and_nothing_changes(app, 
     assert text(call(app, "list_memories", {}, key=READER_KEY)).splitlines()[0] == "Listing 1 memories:"
 
 
-def test_list_cursor_pages_newest_first_stable_under_inserts_and_bound_to_its_caller(app) -> None:  # noqa: ANN001
+def test_list_cursor_pages_newest_first_stable_under_inserts_and_bound_to_its_caller(app) -> None:
     ids = [call(app, "store_memory", {"content": f"note {n}", "user_id": "alice"}).structured_content["id"] for n in range(5)]
     first = call(app, "list_memories", {"user_id": "alice", "limit": 2})
     cursor = first.structured_content["next_cursor"]
@@ -227,7 +227,7 @@ def test_list_cursor_pages_newest_first_stable_under_inserts_and_bound_to_its_ca
     assert text(call(app, "list_memories", {"user_id": "alice"}, key=OTHER_KEY)) == "Listing 0 memories:"
 
 
-def test_omitted_filters_read_the_whole_tenant_and_never_another(app) -> None:  # noqa: ANN001
+def test_omitted_filters_read_the_whole_tenant_and_never_another(app) -> None:
     call(app, "store_memory", {"content": "Alice likes the harbour walk", "user_id": "alice", "agent_id": "a1"})
     call(app, "store_memory", {"content": "Bob likes the harbour cafe", "user_id": "bob", "agent_id": "a2"})
     call(app, "store_memory", {"content": "Other tenant likes the harbour too"}, key=OTHER_KEY)
@@ -240,7 +240,7 @@ def test_omitted_filters_read_the_whole_tenant_and_never_another(app) -> None:  
         "Other tenant likes the harbour too"]
 
 
-def test_task_context_reorders_the_results(app, aws) -> None:  # noqa: ANN001
+def test_task_context_reorders_the_results(app, aws) -> None:
     """Two memories answer "how does the user want updates" about equally (the push one a little
     better); a task context about email puts the email one first, one about push alerts keeps push
     first. (Two users, so neither is the other's conversational context in the index.)"""
@@ -259,7 +259,7 @@ def test_task_context_reorders_the_results(app, aws) -> None:  # noqa: ANN001
     assert order("configuring mobile phone push alerts") == [push, email]
 
 
-def test_extract_false_stores_verbatim_and_is_still_indexed(app, container, principal, aws) -> None:  # noqa: ANN001
+def test_extract_false_stores_verbatim_and_is_still_indexed(app, container, principal, aws) -> None:
     verbatim = call(app, "store_memory", {"content": "Alice works at Acme Corp in Berlin.", "extract": False}).structured_content["id"]
     extracted = call(app, "store_memory", {"content": "Bob works at Initech in Paris."}).structured_content["id"]
     enrich(aws)
@@ -271,7 +271,7 @@ def test_extract_false_stores_verbatim_and_is_still_indexed(app, container, prin
     assert hits[0]["id"] == verbatim
 
 
-def test_a_memory_is_the_same_on_every_surface(app, http) -> None:  # noqa: ANN001
+def test_a_memory_is_the_same_on_every_surface(app, http) -> None:
     """Stored through /mcp/thrindex: /v1 and /mcp see it; stored through /v1: Thrindex finds it."""
     from tests.integration.conftest import auth, mcp_call
 
@@ -283,7 +283,7 @@ def test_a_memory_is_the_same_on_every_surface(app, http) -> None:  # noqa: ANN0
     assert [m["id"] for m in call(app, "search_memories", {"query": "brother Sven"}).structured_content["memories"]] == [created["id"]]
 
 
-def test_extract_true_adds_facts_beside_the_text_and_never_rewrites_it(app, container, principal, aws) -> None:  # noqa: ANN001
+def test_extract_true_adds_facts_beside_the_text_and_never_rewrites_it(app, container, principal, aws) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 

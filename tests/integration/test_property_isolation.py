@@ -62,17 +62,17 @@ def marker() -> str:
 
 
 @pytest.fixture
-def worker(http, aws) -> QueuePoller:  # noqa: ANN001
+def worker(http, aws) -> QueuePoller:
     return QueuePoller(client("sqs"), aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
 
 
-def visible(http, tenant: str, user: str) -> dict[str, str]:  # noqa: ANN001
+def visible(http, tenant: str, user: str) -> dict[str, str]:
     page = http.get("/v1/memories", headers=auth(TENANTS[tenant]), params={"user_id": user, "limit": 100})
     assert page.status_code == 200, page.text
     return {m["id"]: m["content"] for m in page.json()["results"]}
 
 
-def check_world(http, world: World) -> None:  # noqa: ANN001
+def check_world(http, world: World) -> None:
     """No leak, and (positive control) every owner sees exactly its own open memories."""
     for tenant, user in itertools.product(TENANTS, [*USERS, "default"]):
         seen = visible(http, tenant, user)
@@ -82,7 +82,7 @@ def check_world(http, world: World) -> None:  # noqa: ANN001
         world.stats["owner checks"] += bool(expected)
 
 
-def bound_step(http, world: World, worker: QueuePoller, keys: dict[str, str], operation: tuple) -> None:  # noqa: ANN001, C901
+def bound_step(http, world: World, worker: QueuePoller, keys: dict[str, str], operation: tuple) -> None:
     """A user-bound key: naming no user or its own acts for it; naming another user is refused
     (REST 403 bound_to_user, MCP isError); another user's memory by id is not found."""
     _, actor, index, action, named = operation
@@ -141,7 +141,7 @@ def bound_step(http, world: World, worker: QueuePoller, keys: dict[str, str], op
         world.stats["bound-key searches that found their own memory"] += 1
 
 
-def step(http, world: World, worker: QueuePoller, operation: tuple, keys: dict[str, str]) -> None:  # noqa: ANN001, C901
+def step(http, world: World, worker: QueuePoller, operation: tuple, keys: dict[str, str]) -> None:
     if operation[0] == "bound":
         bound_step(http, world, worker, keys, operation)
         return
@@ -212,7 +212,7 @@ def step(http, world: World, worker: QueuePoller, operation: tuple, keys: dict[s
             world.stats["searches that found their own memory"] += 1
 
 
-def test_random_operations_never_cross_tenants_or_users(http, worker) -> None:  # noqa: ANN001
+def test_random_operations_never_cross_tenants_or_users(http, worker) -> None:
     totals: Counter = Counter()
     keys = {}
     for user in USERS:

@@ -28,7 +28,7 @@ def stats(app: Any, key: str | None = None) -> dict[str, Any]:
     return call(app, "cache_stats", {}, **({"key": key} if key else {})).structured_content
 
 
-def test_a_repeat_is_served_from_the_cache_until_a_write_of_that_user(http, container, aws) -> None:  # noqa: ANN001
+def test_a_repeat_is_served_from_the_cache_until_a_write_of_that_user(http, container, aws) -> None:
     app = http.app
     bees = saved_id(call(app, "add_memory", {"content": "Dana keeps bees on her roof.", "user_id": "dana"}))
     eli = saved_id(call(app, "add_memory", {"content": "Eli keeps bees in the orchard.", "user_id": "eli"}))
@@ -79,7 +79,7 @@ def test_a_repeat_is_served_from_the_cache_until_a_write_of_that_user(http, cont
     assert [r["id"] for r in search(app, {**BEES, "user_id": "eli"})["results"]] == [eli]
 
 
-def test_listings_cache_stats_and_optimize_are_real_and_per_tenant(http) -> None:  # noqa: ANN001
+def test_listings_cache_stats_and_optimize_are_real_and_per_tenant(http) -> None:
     app = http.app
     ids = [saved_id(call(app, "add_memory", {"content": f"Fay's note number {n}.", "user_id": "fay"})) for n in range(3)]
     first = call(app, "get_all_memories", {"user_id": "fay", "limit": 2}).structured_content

@@ -27,7 +27,7 @@ def data(result: Any) -> str:
     return json.dumps(result.structured_content)
 
 
-def test_a_memory_added_on_r3_is_one_memory_everywhere_and_edits_travel(http, aws) -> None:  # noqa: ANN001
+def test_a_memory_added_on_r3_is_one_memory_everywhere_and_edits_travel(http, aws) -> None:
     app = http.app
     # Given: a memory added through /mcp/r3 (r3's default user), and one added through /v1 as a control
     added = saved_id(r3(app, "add_memory", {"content": "Dana keeps bees on her Quorvale roof.", "metadata": {"hive": 2}}))

@@ -7,7 +7,7 @@ from tests.integration.test_profile_r3 import app, call, saved_id  # noqa: F401 
 from tests.integration.test_profile_thrindex import enrich, text
 
 
-def test_add_memory_finds_exact_and_semantic_repeats_in_the_same_user_only(app, aws) -> None:  # noqa: ANN001, F811
+def test_add_memory_finds_exact_and_semantic_repeats_in_the_same_user_only(app, aws) -> None:  # noqa: F811
     first = saved_id(call(app, "add_memory", {"content": "I am allergic to peanuts.", "user_id": "ann"}))
     exact = call(app, "add_memory", {"content": "  i am ALLERGIC to peanuts. ", "user_id": "ann"})  # not indexed yet
     assert text(exact) == f"Already saved (id: {first})" and exact.structured_content["duplicate"] == "exact"
@@ -21,7 +21,7 @@ def test_add_memory_finds_exact_and_semantic_repeats_in_the_same_user_only(app, 
     assert text(different).startswith("Saved (id:") and text(other_user).startswith("Saved (id:")
 
 
-def test_deduplicate_previews_then_archives_with_a_link_and_can_be_undone(app, aws, container) -> None:  # noqa: ANN001, F811
+def test_deduplicate_previews_then_archives_with_a_link_and_can_be_undone(app, aws, container) -> None:  # noqa: F811
     texts = ["The wifi password is hunter2.", "Our wifi password is hunter2.", "The wifi password is hunter2.",
              "Dinner is at eight on Friday."]
     ids = [saved_id(call(app, "add_memory", {"content": t, "user_id": "cy", "skip_duplicate_check": True})) for t in texts]
@@ -55,7 +55,7 @@ CORRECTIONS = [  # issue 26 item 5: each pair is two memories, however close the
 ]
 
 
-def test_add_memory_stores_a_correction_as_its_own_memory_and_leaves_the_earlier_one(app, aws, container) -> None:  # noqa: ANN001, F811
+def test_add_memory_stores_a_correction_as_its_own_memory_and_leaves_the_earlier_one(app, aws, container) -> None:  # noqa: F811
     firsts = [saved_id(call(app, "add_memory", {"content": a, "user_id": "cor"})) for a, _ in CORRECTIONS]
     enrich(aws)
     for (first_text, second_text), first in zip(CORRECTIONS, firsts, strict=True):
@@ -68,7 +68,7 @@ def test_add_memory_stores_a_correction_as_its_own_memory_and_leaves_the_earlier
     assert text(again) == f"Already saved (id: {firsts[0]})" and again.structured_content["duplicate"] == "semantic"
 
 
-def test_deduplicate_archives_only_true_repeats_of_a_near_identical_template(app, aws, container) -> None:  # noqa: ANN001, F811
+def test_deduplicate_archives_only_true_repeats_of_a_near_identical_template(app, aws, container) -> None:  # noqa: F811
     facts = [f"Note {i:02d}: the cobalt{i:02d} lighthouse keeps its lamp lit all night." for i in range(25)]
     ids = [[saved_id(call(app, "add_memory", {"content": t, "user_id": "cob", "skip_duplicate_check": True}))
             for t in (fact, fact.upper())] for fact in facts]  # two copies of each of 25 distinct facts

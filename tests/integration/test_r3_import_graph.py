@@ -19,7 +19,7 @@ MEM0_EXPORT = {"results": [
 ]}
 
 
-def test_import_is_idempotent_by_source_id_and_reports_each_item(app, container) -> None:  # noqa: ANN001, F811
+def test_import_is_idempotent_by_source_id_and_reports_each_item(app, container) -> None:  # noqa: F811
     first = call(app, "import_memories", {"source": "json", "data": MEM0_EXPORT, "user_id": "gina"})
     assert text(first).splitlines() == ["Imported 2, skipped 1, failed 1", "item 2: skipped, no memory or content text",
                                         "item 3: failed, not an object"]
@@ -32,7 +32,7 @@ def test_import_is_idempotent_by_source_id_and_reports_each_item(app, container)
     assert text(other).startswith("Imported 2,")  # another tenant's import is its own, not "already imported"
 
 
-def test_import_from_a_local_file_and_its_limits(app, container, tmp_path: Path) -> None:  # noqa: ANN001, F811
+def test_import_from_a_local_file_and_its_limits(app, container, tmp_path: Path) -> None:  # noqa: F811
     container.settings.import_dir = str(tmp_path)  # what MNEMO_IMPORT_DIR sets (read when first used)
     path = tmp_path / "r3-import.json"
     path.write_text(json.dumps([{"content": "The documentation example project uses TypeScript.",
@@ -49,7 +49,7 @@ def test_import_from_a_local_file_and_its_limits(app, container, tmp_path: Path)
                       ) == REFUSED
 
 
-def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(app, aws) -> None:  # noqa: ANN001, F811
+def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(app, aws) -> None:  # noqa: F811
     for fact in ["Hana works at Acme Corp.", "Ivo works at Acme Corp."]:
         call(app, "add_memory", {"content": fact})
     enrich(aws)
@@ -67,7 +67,7 @@ def test_knowledge_graph_and_connections_read_the_fact_graph_within_the_tenant(a
 
 
 def test_json_file_reads_only_inside_the_import_directory_with_one_answer_for_every_refusal(
-        app, container, tmp_path: Path) -> None:  # noqa: ANN001, F811
+        app, container, tmp_path: Path) -> None:  # noqa: F811
     inside, outside = tmp_path / "imports", tmp_path / "private"
     inside.mkdir()
     outside.mkdir()
@@ -90,7 +90,7 @@ def test_json_file_reads_only_inside_the_import_directory_with_one_answer_for_ev
     assert text(call(app, "import_memories", {**arguments, "file_path": str(inside / "ok.json")})).startswith("Imported 0")
 
 
-def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_says_how(app, aws, container, principal) -> None:  # noqa: ANN001, F811
+def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_says_how(app, aws, container, principal) -> None:  # noqa: F811
     import inspect
 
     from mnemo.domain.fact_commands import RecordFactCommand
@@ -123,7 +123,7 @@ def test_get_knowledge_graph_with_no_arguments_is_the_users_graph_bounded_and_sa
     assert [(r["subject"], r["object"]) for r in works] == [("Lena", "Acme Corp")]
 
 
-def test_graph_tools_read_the_named_user_and_default_as_the_other_tools_do(app, aws) -> None:  # noqa: ANN001, F811
+def test_graph_tools_read_the_named_user_and_default_as_the_other_tools_do(app, aws) -> None:  # noqa: F811
     call(app, "add_memory", {"content": "Ada works at Cyberdyne.", "user_id": "gu1"})
     call(app, "add_memory", {"content": "Bea works at Cyberdyne.", "user_id": "gu1"})
     enrich(aws)

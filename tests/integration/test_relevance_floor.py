@@ -17,7 +17,7 @@ def thoughts(app: Any, query: str, **arguments: Any) -> dict[str, float]:
     return {t["id"]: t["score"] for t in result["results"]}
 
 
-def test_unrelated_hits_fall_under_the_floor_once_indexed_and_related_ones_stay(http, aws) -> None:  # noqa: ANN001
+def test_unrelated_hits_fall_under_the_floor_once_indexed_and_related_ones_stay(http, aws) -> None:
     app = http.app
     tea = at("/mcp", app, "capture_thought", {"raw": "I prefer oolong tea in the morning", "as_user": True})
     tyres = at("/mcp", app, "capture_thought", {"raw": "The car needs new tyres before winter", "as_user": True})

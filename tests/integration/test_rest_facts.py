@@ -26,7 +26,7 @@ def search(http: Any, query: str, key: str | None = None, **extra: Any) -> list[
     return response.json()["edges"]
 
 
-def test_a_question_in_canonical_words_ranks_the_current_value_first(http) -> None:  # noqa: ANN001
+def test_a_question_in_canonical_words_ranks_the_current_value_first(http) -> None:
     # Given Alice's jobs said in other words ("joined", "is employed by") and other facts about her
     record(http, "Alice", "is employed by", "Initech", "2024-01-01T00:00:00Z")
     acme = record(http, "Alice", "joined", "Acme", "2025-01-01T00:00:00Z")["edge"]
@@ -41,7 +41,7 @@ def test_a_question_in_canonical_words_ranks_the_current_value_first(http) -> No
     assert then[0]["fact"] == "Alice is employed by Initech"
 
 
-def test_moves_over_time_current_value_as_of_and_out_of_order(http) -> None:  # noqa: ANN001
+def test_moves_over_time_current_value_as_of_and_out_of_order(http) -> None:
     jan = record(http, "Alice", "lives in", "Berlin", "2025-01-01T00:00:00Z")
     may = record(http, "Alice", "relocated_to", "Lisbon", "2025-05-01T00:00:00Z")
     knows = record(http, "Alice", "knows", "Bob", "2025-02-01T00:00:00Z")
@@ -73,7 +73,7 @@ def test_moves_over_time_current_value_as_of_and_out_of_order(http) -> None:  # 
     assert (history[-1]["action"], history[-1]["reason"], history[-1]["actor"]) == ("retracted", "never moved", history[0]["actor"])
 
 
-def test_entity_route_lists_the_node_and_its_active_edges(http) -> None:  # noqa: ANN001
+def test_entity_route_lists_the_node_and_its_active_edges(http) -> None:
     first = record(http, "Dana", "works at", "Acme")
     second = record(http, "Dana", "joined", "Initech")
     likes = record(http, "Dana", "likes", "chess")
@@ -88,7 +88,7 @@ def test_entity_route_lists_the_node_and_its_active_edges(http) -> None:  # noqa
     assert search(http, "Where does Dana work?", key=OTHER_KEY) == []
 
 
-def test_episode_shape_and_errors_in_the_envelope(http, container) -> None:  # noqa: ANN001
+def test_episode_shape_and_errors_in_the_envelope(http, container) -> None:
     response = http.post("/v1/episodes", json={"content": "Remember that Erin prefers tea.", "group_id": "g1",
                                                "captured_at": "2025-01-02T03:04:05Z"}, headers=auth())
     assert response.status_code == 201
@@ -116,13 +116,13 @@ def test_episode_shape_and_errors_in_the_envelope(http, container) -> None:  # n
     assert [e["uuid"] for e in search(http, "Where does Frank work?", key=READER_KEY)] == [edge["uuid"]]
 
 
-def test_openapi_documents_the_facts_routes(http) -> None:  # noqa: ANN001
+def test_openapi_documents_the_facts_routes(http) -> None:
     paths = http.get("/openapi.json").json()["paths"]
     for route in ("/v1/episodes", "/v1/facts", "/v1/search", "/v1/retract", "/v1/facts/{fact_uuid}", "/v1/entities/{entity_uuid}"):
         assert route in paths, route
 
 
-def test_event_times_are_iso_strings_never_unix_numbers(http) -> None:  # noqa: ANN001
+def test_event_times_are_iso_strings_never_unix_numbers(http) -> None:
     # pydantic alone would read -15 or "20210304" as Unix times; the facts routes refuse them, naming the field
     for body, route in (({"query": "x", "as_of": -15}, "/v1/search"),
                         ({"subject": "A", "predicate": "knows", "object": "B", "valid_at": "20210304"}, "/v1/facts"),

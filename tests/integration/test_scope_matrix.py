@@ -61,7 +61,7 @@ def rest(http: TestClient, method: str, url: str, key: str, body: Any = None) ->
 
 
 @pytest.fixture
-def world(http: TestClient, container) -> dict[str, Any]:  # noqa: ANN001
+def world(http: TestClient, container) -> dict[str, Any]:
     """Memories and a recorded fact to act on, one key per single permission, and a job of each kind."""
     def memory(text: str) -> str:
         return http.post("/v1/memories", headers=auth(), json={"content": text, "as_user": True}).json()["id"]
@@ -79,9 +79,9 @@ def world(http: TestClient, container) -> dict[str, Any]:  # noqa: ANN001
             **{f"doomed{i}": memory(f"Doomed note number {i}") for i in range(8)}}
 
 
-def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:  # noqa: PLR0915 - one line per row
+def rows(http: TestClient, w: dict[str, Any]) -> list[Row]:
     m, e = w["memory"], w["edge"]
-    O = Operation  # noqa: N806, E741
+    O = Operation  # noqa: E741
 
     def r(method: str, url: str, body: Any = None) -> Call:
         return lambda k: rest(http, method, url, k, body)
@@ -201,7 +201,7 @@ def test_every_operation_on_every_surface_follows_the_permission_table(http: Tes
     assert checked >= 100
 
 
-def test_the_matrix_covers_every_tool_and_route(http: TestClient, container, world: dict[str, Any]) -> None:  # noqa: ANN001
+def test_the_matrix_covers_every_tool_and_route(http: TestClient, container, world: dict[str, Any]) -> None:
     """Every tool each profile registers and every /v1 route has at least one row above."""
     import importlib
 

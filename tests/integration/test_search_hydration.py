@@ -31,7 +31,7 @@ def every_neighbour(scored: scoring.Scored, weights: scoring.Weights = scoring.D
 
 
 @pytest.fixture
-def store(container, principal, aws) -> list[str]:  # noqa: ANN001
+def store(container, principal, aws) -> list[str]:
     ids = []
     for n, (person, other, doing, place) in enumerate(itertools.islice(
             zip(itertools.cycle(PEOPLE), itertools.cycle(PEOPLE[2:] + PEOPLE[:2]), itertools.cycle(DOINGS),
@@ -42,24 +42,24 @@ def store(container, principal, aws) -> list[str]:  # noqa: ANN001
     return ids
 
 
-def searches(container, principal, reads: list[int], **arguments: Any) -> list[list[tuple[str, float]]]:  # noqa: ANN001
-    read = container.memories._store.get_many  # noqa: SLF001 - counting what a search reads
+def searches(container, principal, reads: list[int], **arguments: Any) -> list[list[tuple[str, float]]]:
+    read = container.memories._store.get_many
 
     def counted(tenant: str, ids: Any, **kwargs: Any) -> Any:
         reads.append(len(ids))
         return read(tenant, ids, **kwargs)
 
-    container.memories._store.get_many = counted  # noqa: SLF001
+    container.memories._store.get_many = counted
     try:
         return [[(hit.memory.id, round(hit.score, 6)) for hit in container.memories.search(principal, RetrieveCommand(query=q, **arguments))]
                 for q in QUERIES]
     finally:
-        del container.memories._store.get_many  # noqa: SLF001
+        del container.memories._store.get_many
 
 
 @pytest.mark.parametrize("arguments", [{"top_k": 5}, {"top_k": 10}, {"top_k": 3, "threshold": 0.3}, {"top_k": 20}],
                          ids=["top5", "top10", "top3-floor", "top20"])
-def test_reading_only_what_can_reach_the_answer_changes_no_answer(store, container, principal, monkeypatch, arguments) -> None:  # noqa: ANN001
+def test_reading_only_what_can_reach_the_answer_changes_no_answer(store, container, principal, monkeypatch, arguments) -> None:
     bounded_reads: list[int] = []
     bounded = searches(container, principal, bounded_reads, **arguments)
     monkeypatch.setattr(scoring, "reach", every_neighbour)
@@ -71,7 +71,7 @@ def test_reading_only_what_can_reach_the_answer_changes_no_answer(store, contain
     assert sum(bounded_reads) < sum(full_reads), (bounded_reads, full_reads)
 
 
-def test_hidden_best_hits_let_lower_neighbours_in(store, container, principal, monkeypatch) -> None:  # noqa: ANN001
+def test_hidden_best_hits_let_lower_neighbours_in(store, container, principal, monkeypatch) -> None:
     """Archived best hits are hidden from an open-only search: fewer than top_k of the best hits are
     shown, the bar drops, and the neighbours the first guess left out are read in a second call, then
     ranked exactly as reading every neighbour would rank them."""

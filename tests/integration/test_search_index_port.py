@@ -152,7 +152,7 @@ def ids(index: SearchIndex, q: SearchQuery) -> list[str]:
 
 
 # -- the contract ------------------------------------------------------------------------------
-def test_ensure_index_is_idempotent(adapter) -> None:  # noqa: ANN001
+def test_ensure_index_is_idempotent(adapter) -> None:
     kind, make = adapter
     index = make()
     first = index.ensure_index()
@@ -161,7 +161,7 @@ def test_ensure_index_is_idempotent(adapter) -> None:  # noqa: ANN001
     assert first is (kind != "local")
 
 
-def test_lexical_search_finds_through_the_analyzer_with_scores_in_the_unit_interval(adapter) -> None:  # noqa: ANN001
+def test_lexical_search_finds_through_the_analyzer_with_scores_in_the_unit_interval(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([doc("a", "Alice's cats sleep in the garden"), doc("b", "I prefer dark roast coffee"),
@@ -176,7 +176,7 @@ def test_lexical_search_finds_through_the_analyzer_with_scores_in_the_unit_inter
     assert ids(index, query("the in")) == []
 
 
-def test_tenants_and_users_never_see_each_other(adapter) -> None:  # noqa: ANN001
+def test_tenants_and_users_never_see_each_other(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([doc("mine", "secret plan alpha"), doc("theirs", "secret plan alpha", tenant="t2"),
@@ -188,7 +188,7 @@ def test_tenants_and_users_never_see_each_other(adapter) -> None:  # noqa: ANN00
     assert sorted(ids(index, query("secret plan", user_id=None))) == ["mine", "other-user"]  # tenant-wide, never t2
 
 
-def test_agent_and_group_filters_combine_with_the_user(adapter) -> None:  # noqa: ANN001
+def test_agent_and_group_filters_combine_with_the_user(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([doc("a", "deploy notes", agent="claude", group="team"), doc("b", "deploy notes", agent="claude"),
@@ -206,7 +206,7 @@ def test_agent_and_group_filters_combine_with_the_user(adapter) -> None:  # noqa
     assert found(agent_id="nobody") == set()
 
 
-def test_author_and_status_filters(adapter) -> None:  # noqa: ANN001
+def test_author_and_status_filters(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([doc("u", "buy milk", author="user"), doc("g", "buy milk", author="agent"),
@@ -218,7 +218,7 @@ def test_author_and_status_filters(adapter) -> None:  # noqa: ANN001
     assert set(ids(index, query("milk", statuses=[Status.OPEN, Status.COMPLETED]))) == {"u", "g", "done"}
 
 
-def test_upsert_replaces_and_delete_removes(adapter) -> None:  # noqa: ANN001
+def test_upsert_replaces_and_delete_removes(adapter) -> None:
     _, make = adapter
     index = make()
     known = index.upsert([doc("a", "buy milk")]).get("a", [])
@@ -232,7 +232,7 @@ def test_upsert_replaces_and_delete_removes(adapter) -> None:  # noqa: ANN001
     assert eventually(lambda: ids(index, query("bread")) == [])
 
 
-def test_a_stale_version_never_replaces_a_newer_one(adapter) -> None:  # noqa: ANN001
+def test_a_stale_version_never_replaces_a_newer_one(adapter) -> None:
     _, make = adapter  # a redelivered, older enrichment must not win, whatever the adapter
     index = make()
     index.upsert([doc("a", "buy bread", version=3)])
@@ -243,7 +243,7 @@ def test_a_stale_version_never_replaces_a_newer_one(adapter) -> None:  # noqa: A
     assert ids(index, query("milk")) == [] and ids(index, query("bread")) == ["a"]
 
 
-def test_reindex_into_a_new_index_makes_the_same_memories_searchable_once(adapter) -> None:  # noqa: ANN001
+def test_reindex_into_a_new_index_makes_the_same_memories_searchable_once(adapter) -> None:
     # The reindex command re-enriches every memory into the (new, empty) index: the same upserts again.
     _, make = adapter
     index = make()
@@ -257,7 +257,7 @@ def test_reindex_into_a_new_index_makes_the_same_memories_searchable_once(adapte
     assert eventually(lambda: sorted(ids(rebuilt, query("gardening", top_k=20)))) == [f"m{i}" for i in range(5)]
 
 
-def test_semantic_leg_and_similar(adapter) -> None:  # noqa: ANN001
+def test_semantic_leg_and_similar(adapter) -> None:
     kind, make = adapter
     needs_knn(kind)
     index = make()
@@ -273,7 +273,7 @@ def test_semantic_leg_and_similar(adapter) -> None:  # noqa: ANN001
     assert [h.memory_id for h in index.similar("t1", "u1", unit, 5, exclude="near")][0] == "far"
 
 
-def test_candidates_carry_raw_signals_from_both_legs(adapter) -> None:  # noqa: ANN001
+def test_candidates_carry_raw_signals_from_both_legs(adapter) -> None:
     kind, make = adapter
     needs_knn(kind)
     index = make()
@@ -295,7 +295,7 @@ def test_candidates_carry_raw_signals_from_both_legs(adapter) -> None:  # noqa: 
     assert candidates["both"].links == (("other", 0.4),)
 
 
-def test_without_a_vector_only_the_lexical_leg_runs(adapter) -> None:  # noqa: ANN001
+def test_without_a_vector_only_the_lexical_leg_runs(adapter) -> None:
     _, make = adapter
     index = make()
     index.upsert([doc("a", "Lisbon", vector=[1.0, 0.0, 0.0, 0.0]), doc("b", "unrelated", vector=[1.0, 0.0, 0.0, 0.0])])

@@ -13,7 +13,7 @@ from tests.integration.test_profile_thrindex import enrich
 OLD, NEW = "2020-01-01T09:00:00Z", "2024-01-01T09:00:00Z"
 
 
-def capture_two(http) -> dict[str, str]:  # noqa: ANN001
+def capture_two(http) -> dict[str, str]:
     """The same words captured four years apart: only time tells them apart."""
     ids = {}
     for when, word in ((OLD, "first"), (NEW, "second")):
@@ -25,14 +25,14 @@ def capture_two(http) -> dict[str, str]:  # noqa: ANN001
     return ids
 
 
-def recency(http, now: str | None) -> dict[str, float]:  # noqa: ANN001
+def recency(http, now: str | None) -> dict[str, float]:
     body = {"query": "standup Tuesdays", "user_id": "dana", "explain": True} | ({"now": now} if now else {})
     response = http.post("/v1/memories/search", headers=auth(), json=body)
     assert response.status_code == 200, response.text
     return {r["id"]: r["explain"]["recency"] for r in response.json()["results"]}
 
 
-def test_now_in_the_search_body_is_the_reference_time(http, aws) -> None:  # noqa: ANN001
+def test_now_in_the_search_body_is_the_reference_time(http, aws) -> None:
     ids = capture_two(http)
     enrich(aws)
     as_of_old, as_of_new = recency(http, "2020-01-02T09:00:00+00:00"), recency(http, "2024-01-02T10:00:00+01:00")
@@ -45,7 +45,7 @@ def test_now_in_the_search_body_is_the_reference_time(http, aws) -> None:  # noq
                                                   "2024-05-08T13:56:00+02:00 (no offset = UTC)")
 
 
-def test_service_search_reads_recency_against_the_command_now(container, principal, http, aws) -> None:  # noqa: ANN001
+def test_service_search_reads_recency_against_the_command_now(container, principal, http, aws) -> None:
     ids = capture_two(http)
     enrich(aws)
 

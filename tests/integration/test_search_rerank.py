@@ -31,20 +31,20 @@ class Reverse:
 
 
 @pytest.fixture
-def stored(container, principal, aws) -> None:  # noqa: ANN001
+def stored(container, principal, aws) -> None:
     for text in ALICE:
         container.memories.capture(principal, CaptureCommand(raw=text, user_id="alice", as_user=True))
     container.memories.capture(principal, CaptureCommand(raw=BOB, user_id="bob", as_user=True))
     enrich(aws)
 
 
-def search(container, principal, reranker: Reverse | None, mode: str = "full") -> list[tuple[str, float]]:  # noqa: ANN001
-    container.memories._reranker = (lambda: reranker) if reranker else None  # noqa: SLF001 - the port, as bootstrap wires it
+def search(container, principal, reranker: Reverse | None, mode: str = "full") -> list[tuple[str, float]]:
+    container.memories._reranker = (lambda: reranker) if reranker else None
     hits = container.memories.search(principal, RetrieveCommand(query="standup", user_id="alice", mode=mode, top_k=3))
     return [(h.memory.raw, round(h.score, 6)) for h in hits]  # the test clock ticks between searches
 
 
-def test_full_mode_takes_the_rerankers_order_and_keeps_the_fused_scores(stored, container, principal) -> None:  # noqa: ANN001
+def test_full_mode_takes_the_rerankers_order_and_keeps_the_fused_scores(stored, container, principal) -> None:
     fused = search(container, principal, None)
     reverse = Reverse()
     reranked = search(container, principal, reverse)
@@ -55,7 +55,7 @@ def test_full_mode_takes_the_rerankers_order_and_keeps_the_fused_scores(stored, 
     assert [h.memory.raw for h in bobs] == [BOB]  # control: the same query finds bob's memory in his namespace
 
 
-def test_fast_mode_never_reranks_and_a_failing_reranker_leaves_the_fused_order(stored, container, principal) -> None:  # noqa: ANN001
+def test_fast_mode_never_reranks_and_a_failing_reranker_leaves_the_fused_order(stored, container, principal) -> None:
     fused = search(container, principal, None)
     unused = Reverse()
     assert search(container, principal, unused, mode="fast") == search(container, principal, None, mode="fast")

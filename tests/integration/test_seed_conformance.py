@@ -127,7 +127,7 @@ SEEDS = {"": SEED_000, "facts": SEED_001, "thrindex": SEED_003, "r3": SEED_004}
 
 
 @pytest.fixture
-def app(container, principal):  # noqa: ANN001, ANN201
+def app(container, principal):
     from mnemo.surfaces.app import create_app
 
     container.keys.ensure("local", "seed-writer", ["memory:write"], WRITER_KEY)
@@ -167,7 +167,7 @@ def declared_types(schema: dict[str, Any]) -> set[str]:
 
 
 @pytest.mark.parametrize("profile", list(SEEDS), ids=["seed000-eigen", "seed001-facts", "seed003-thrindex", "seed004-r3"])
-def test_tools_and_arguments_are_the_seeds(app, profile: str) -> None:  # noqa: ANN001
+def test_tools_and_arguments_are_the_seeds(app, profile: str) -> None:
     async def calls(client: Client) -> Any:
         return (await client.list_tools()).tools
 
@@ -206,7 +206,7 @@ def test_every_allowed_difference_is_in_the_readme() -> None:
             assert phrase in readme, f"{behaviour}: the README does not document it"
 
 
-def test_seed000_eigen_calls_answer_in_the_pages_shapes(app) -> None:  # noqa: ANN001
+def test_seed000_eigen_calls_answer_in_the_pages_shapes(app) -> None:
     async def calls(client: Client) -> Any:
         captured = ok(await client.call_tool("capture_thought", {"raw": "Remember: team standups are Tuesdays at 10am.",
                                                                   "as_user": True}))
@@ -242,7 +242,7 @@ def test_seed000_eigen_calls_answer_in_the_pages_shapes(app) -> None:  # noqa: A
     assert r["strict"] == ["top_k: must be an integer", "as_user: must be true or false"]  # JSON types, never coerced
 
 
-def test_seed001_facts_calls_answer_in_the_rest_shapes_with_the_pages_errors(app, container) -> None:  # noqa: ANN001
+def test_seed001_facts_calls_answer_in_the_rest_shapes_with_the_pages_errors(app, container) -> None:
     from fastapi.testclient import TestClient
 
     rest = TestClient(app, base_url=BASE)
@@ -285,7 +285,7 @@ def test_seed001_facts_calls_answer_in_the_rest_shapes_with_the_pages_errors(app
     assert failed(r["bad_uuid"]).startswith("edge_uuid: ") and r["bad_uuid"].structured_content["error"]["code"] == "validation_error"
 
 
-def test_seed003_thrindex_calls_answer_in_the_pages_layouts_and_words(app) -> None:  # noqa: ANN001
+def test_seed003_thrindex_calls_answer_in_the_pages_layouts_and_words(app) -> None:
     async def calls(client: Client) -> Any:
         stored = ok(await client.call_tool("store_memory", {
             "content": "User prefers weekly email digests over push notifications.", "agent_id": "claude-desktop",
@@ -346,7 +346,7 @@ def test_seed003_thrindex_calls_answer_in_the_pages_layouts_and_words(app) -> No
                                                                    "API key is missing the memory:delete scope."]
 
 
-def test_seed004_r3_calls_answer_in_the_pages_texts(app, aws) -> None:  # noqa: ANN001
+def test_seed004_r3_calls_answer_in_the_pages_texts(app, aws) -> None:
     async def calls(client: Client) -> Any:
         saved = ok(await client.call_tool("add_memory", {"content": "The documentation example project uses TypeScript.",
                                                          "user_id": "r3-quickstart", "priority": "high"}))

@@ -12,18 +12,18 @@ from mnemo.ports import EnrichmentTask
 TEXTS = ["the quarterly invoice is due on friday", "my cat prefers the blue blanket"]
 
 
-def capture(services, principal, raw: str, *, user: str = "u1", as_user: bool = True) -> Memory:  # noqa: ANN001
+def capture(services, principal, raw: str, *, user: str = "u1", as_user: bool = True) -> Memory:
     return services.memories.capture(principal, CaptureCommand(raw=raw, user_id=user, as_user=as_user, extract=False))
 
 
-def enrich(services, *memories: Memory) -> None:  # noqa: ANN001
+def enrich(services, *memories: Memory) -> None:
     tasks = [EnrichmentTask(tenant=m.tenant, memory_id=m.id, version=m.version) for m in memories]
     prepared = services.enrichment.prepare(tasks)
     services.enrichment.complete_batch(prepared)
     assert [p.error for p in prepared] == [None] * len(prepared)
 
 
-def links(services, memory: Memory) -> dict[str, str]:  # noqa: ANN001
+def links(services, memory: Memory) -> dict[str, str]:
     return {link.other_id: link.reason for link in services.graph.links(memory.tenant, memory.id)}
 
 

@@ -22,7 +22,7 @@ def without_scope(answer: dict) -> dict:
     assert scope["tenant"] == "local" and scope["user_id"] == "default", scope
     return rest
 
-def keys(container, *scopes: str) -> dict[str, str]:  # noqa: ANN001
+def keys(container, *scopes: str) -> dict[str, str]:
     return {s: container.keys.create("local", f"only-{s}", [s]).secret for s in scopes}
 
 
@@ -30,11 +30,11 @@ def text(result: dict[str, Any]) -> str:
     return " ".join(c.get("text", "") for c in result["content"])
 
 
-def stored(http, memory_id: str) -> dict[str, Any]:  # noqa: ANN001
+def stored(http, memory_id: str) -> dict[str, Any]:
     return http.get(f"/v1/memories/{memory_id}", headers=auth()).json()
 
 
-def test_r3_update_and_delete_need_only_write_and_only_delete(http, container) -> None:  # noqa: ANN001
+def test_r3_update_and_delete_need_only_write_and_only_delete(http, container) -> None:
     k = keys(container, "memory:write", "memory:delete", "memory:read")
     memory = http.post("/v1/memories", headers=auth(), json={"content": "The vault code is 4417", "metadata": {"a": 1}}).json()
     # update with memory:write alone: applied; the answer shows what it changed (metadata), not the text it kept
@@ -68,7 +68,7 @@ def test_r3_update_and_delete_need_only_write_and_only_delete(http, container) -
     assert gone.get("isError") and text(gone) == "Memory not found: nope"
 
 
-def test_a_refused_r3_update_at_the_write_cap_charges_no_retrieval(http, container) -> None:  # noqa: ANN001
+def test_a_refused_r3_update_at_the_write_cap_charges_no_retrieval(http, container) -> None:
     memory = http.post("/v1/memories", headers=auth(), json={"content": "Lunch is at noon"}).json()
     used = container.meter.usage("local").used
     container.meter.configure("local", {Counter.WRITES: used[Counter.WRITES]}, None)  # at the cap
@@ -81,7 +81,7 @@ def test_a_refused_r3_update_at_the_write_cap_charges_no_retrieval(http, contain
     assert (after[Counter.WRITES], after[Counter.RETRIEVALS]) == (used[Counter.WRITES] + 1, used[Counter.RETRIEVALS])
 
 
-def test_r3_sync_status_needs_memory_read_as_the_status_route(http, container) -> None:  # noqa: ANN001
+def test_r3_sync_status_needs_memory_read_as_the_status_route(http, container) -> None:
     k = keys(container, "memory:write", "memory:delete", "memory:read")
     for scope in ("memory:write", "memory:delete"):
         refused = mcp_call(http, "sync_status", {}, k[scope], R3)
@@ -92,7 +92,7 @@ def test_r3_sync_status_needs_memory_read_as_the_status_route(http, container) -
     assert http.get("/v1/status", headers=auth(k["memory:read"])).status_code == 200
 
 
-def test_r3_extract_entities_needs_memory_write_and_counts_one_write(http, container) -> None:  # noqa: ANN001
+def test_r3_extract_entities_needs_memory_write_and_counts_one_write(http, container) -> None:
     k = keys(container, "memory:write", "memory:delete", "memory:read")
     calls: list[str] = []
     real = container.extractor.extract
@@ -111,7 +111,7 @@ def test_r3_extract_entities_needs_memory_write_and_counts_one_write(http, conta
     assert text(capped) == "quota_exceeded: monthly write limit reached" and len(calls) == 1
 
 
-def test_writes_without_memory_read_save_without_the_content_check_and_say_so(http, container) -> None:  # noqa: ANN001
+def test_writes_without_memory_read_save_without_the_content_check_and_say_so(http, container) -> None:
     k = keys(container, "memory:write")
     writer = k["memory:write"]
     said = "Our office moved to Lisbon"
@@ -157,7 +157,7 @@ def test_writes_without_memory_read_save_without_the_content_check_and_say_so(ht
     assert job.status_code == 202 and "memory:read" in job.json()["duplicate_check"]
 
 
-def test_applying_deduplication_needs_only_memory_delete_and_shows_no_text_without_read(http, container) -> None:  # noqa: ANN001
+def test_applying_deduplication_needs_only_memory_delete_and_shows_no_text_without_read(http, container) -> None:
     k = keys(container, "memory:write", "memory:delete", "memory:read")
     ids = [http.post("/v1/memories", headers=auth(), json={"content": t, "user_id": "dd"}).json()["id"]
            for t in ("The gate code is 7731", "The gate code is 7731", "Parking is behind the bakery")]
@@ -180,7 +180,7 @@ def test_applying_deduplication_needs_only_memory_delete_and_shows_no_text_witho
     assert "bakery" in text(preview) and preview["structuredContent"]["texts"] is True
 
 
-def test_rest_patch_and_delete_show_a_key_without_read_only_what_it_changed(http, container) -> None:  # noqa: ANN001
+def test_rest_patch_and_delete_show_a_key_without_read_only_what_it_changed(http, container) -> None:
     k = keys(container, "memory:write", "memory:delete")
     memory = http.post("/v1/memories", headers=auth(), json={"content": "The safe combination is 2468", "metadata": {"a": 1}}).json()
     patched = http.patch(f"/v1/memories/{memory['id']}", headers=auth(k["memory:write"]), json={"metadata": {"a": 2}})
@@ -196,7 +196,7 @@ def test_rest_patch_and_delete_show_a_key_without_read_only_what_it_changed(http
     assert http.delete(f"/v1/memories/{memory['id']}", headers=auth()).json()["content"] == "The safe is empty"
 
 
-def test_mcp_edit_thought_shows_a_key_without_read_only_what_it_changed(http, container) -> None:  # noqa: ANN001
+def test_mcp_edit_thought_shows_a_key_without_read_only_what_it_changed(http, container) -> None:
     writer = keys(container, "memory:write")["memory:write"]
     memory = http.post("/v1/memories", headers=auth(), json={"content": "The alarm code is 9135"}).json()
     done = mcp_call(http, "edit_thought", {"thought_id": memory["id"], "edit_request": "mark complete"}, writer)

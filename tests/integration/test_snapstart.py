@@ -28,7 +28,7 @@ def hooks(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], list[Any]]:
 
 
 @pytest.fixture
-def functions(container, hooks, monkeypatch) -> dict[str, Any]:  # noqa: ANN001
+def functions(container, hooks, monkeypatch) -> dict[str, Any]:
     monkeypatch.setenv("MNEMO_ALLOWED_HOSTS", json.dumps([API_HOST]))
     from mnemo import bootstrap
 
@@ -43,12 +43,12 @@ def run(registry: list[Any], *, reverse: bool = False) -> None:
         func(*args, **kwargs)
 
 
-def test_the_mcp_and_rest_functions_register_one_hook_of_each_kind(functions, hooks) -> None:  # noqa: ANN001
+def test_the_mcp_and_rest_functions_register_one_hook_of_each_kind(functions, hooks) -> None:
     before, after = hooks
     assert len(before) == len(after) == 2  # api and mcp, imported by the fixture
 
 
-def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, hooks) -> None:  # noqa: ANN001
+def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, hooks) -> None:
     from mnemo import bootstrap
     from mnemo.adapters import aws
 
@@ -57,10 +57,10 @@ def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, 
     # Given the snapshot taken after init and the before-snapshot hooks (which build the clients)
     run(before, reverse=True)
     services = bootstrap.container()
-    snapshot_db, snapshot_session = services._dynamodb, aws._session  # noqa: SLF001
+    snapshot_db, snapshot_session = services._dynamodb, aws._session
     assert snapshot_db is not None and snapshot_session is not None
     assert api(event("api_list_memories.json"), Context())["statusCode"] == 200  # the key is now cached
-    loader = snapshot_session._session.get_component("data_loader")  # noqa: SLF001
+    loader = snapshot_session._session.get_component("data_loader")
     random_state = random.getstate()
 
     # When Lambda restores an instance from it and runs the after-restore hooks
@@ -72,16 +72,16 @@ def test_a_restored_function_shares_nothing_unique_with_its_snapshot(functions, 
     assert drawn != random.random()
     # and the AWS clients (credentials, connection pools) are new, from a new session that kept
     # only the parsed service models
-    assert services._dynamodb is not snapshot_db  # noqa: SLF001
-    assert aws._session is not snapshot_session  # noqa: SLF001
-    assert aws._session._session.get_component("data_loader") is loader  # noqa: SLF001
+    assert services._dynamodb is not snapshot_db
+    assert aws._session is not snapshot_session
+    assert aws._session._session.get_component("data_loader") is loader
     # and the key cache is gone: the next request reads the key again, with the new client
     calls: Counter[str] = Counter()
 
-    def count(model, params, **_):  # noqa: ANN001, ANN202
+    def count(model, params, **_):
         calls.update([f"{model.name} {params.get('TableName', '')}"])
 
-    services._dynamodb.meta.events.register("before-parameter-build.*.*", count)  # noqa: SLF001
+    services._dynamodb.meta.events.register("before-parameter-build.*.*", count)
     created = api(event("api_create_memory.json"), Context())
     assert created["statusCode"] == 201, created["body"]
     # one read of the key (the capture's two other GetItems read its user's erasure fence, in the memories table)
@@ -98,7 +98,7 @@ def mcp_request(method: str, params: dict[str, Any], path: str = "/mcp") -> dict
     return request
 
 
-def test_the_snapshot_holds_every_mcp_profile_server(functions, hooks, monkeypatch) -> None:  # noqa: ANN001
+def test_the_snapshot_holds_every_mcp_profile_server(functions, hooks, monkeypatch) -> None:
     """Init builds no profile server (a cold start without SnapStart builds one on its path's first
     request); the before-snapshot hook builds them all, so a restored instance builds none, and
     their tools reach the services rebuilt after the restore."""
@@ -126,7 +126,7 @@ def test_the_snapshot_holds_every_mcp_profile_server(functions, hooks, monkeypat
         listed = mcp(mcp_request("tools/list", {}, f"/mcp/{name}" if name else "/mcp"), Context())
         assert listed["statusCode"] == 200 and json.loads(listed["body"])["result"]["tools"], listed["body"]
     calls: Counter[str] = Counter()
-    bootstrap.container()._dynamodb.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))  # noqa: SLF001
+    bootstrap.container()._dynamodb.meta.events.register("before-call.*.*", lambda model, **_: calls.update([model.name]))
     captured = mcp(mcp_request("tools/call", {"name": "capture_thought", "arguments": {"raw": "after the restore"}}), Context())
     assert captured["statusCode"] == 200 and not json.loads(captured["body"])["result"]["isError"], captured["body"]
     assert calls["PutItem"] > 0  # the memory was written through the client built after the restore

@@ -22,11 +22,11 @@ def text(result: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-def reader(container) -> str:  # noqa: ANN001
+def reader(container) -> str:
     return container.keys.create("local", "reader", ["memory:read"]).secret
 
 
-def at_the_write_cap(container) -> None:  # noqa: ANN001
+def at_the_write_cap(container) -> None:
     container.meter.configure("local", {Counter.WRITES: container.meter.usage("local").used[Counter.WRITES]}, None)
 
 
@@ -35,7 +35,7 @@ def error(response: Any) -> tuple[int, str, str]:
     return response.status_code, body["code"], body["message"]
 
 
-def test_rest_words(http, container, reader) -> None:  # noqa: ANN001
+def test_rest_words(http, container, reader) -> None:
     memory = http.post("/v1/memories", headers=auth(), json={"content": "Standup at nine"}).json()["id"]
     assert error(http.get("/v1/memories/nope", headers=auth())) == (404, "not_found", "memory nope not found")
     assert error(http.patch("/v1/memories/nope", headers=auth(), json={"content": "x"})) == (404, "not_found", "memory nope not found")
@@ -58,7 +58,7 @@ def test_rest_words(http, container, reader) -> None:  # noqa: ANN001
     assert error(http.post("/v1/memories", headers=auth(), json={"content": "x"})) == (429, "quota_exceeded", "monthly write limit reached")
 
 
-def test_thought_tools_words(http, container, reader) -> None:  # noqa: ANN001
+def test_thought_tools_words(http, container, reader) -> None:
     memory = http.post("/v1/memories", headers=auth(), json={"content": "Standup at nine"}).json()["id"]
     assert text(mcp_call(http, "edit_thought", {"thought_id": "nope", "raw_text": "x"})) == "thought nope not found"
     vague = text(mcp_call(http, "edit_thought", {"thought_id": memory, "edit_request": "make it nicer please"}))
@@ -72,7 +72,7 @@ def test_thought_tools_words(http, container, reader) -> None:  # noqa: ANN001
     assert text(mcp_call(http, "capture_thought", {"raw": "x"})) == "quota_exceeded: monthly write limit reached"
 
 
-def test_thrindex_words(http, container, reader) -> None:  # noqa: ANN001
+def test_thrindex_words(http, container, reader) -> None:
     path = "/mcp/thrindex"
     assert text(mcp_call(http, "get_memory", {"id": "nope"}, path=path)) == "Memory not found: nope"
     assert text(mcp_call(http, "search_memories", {"query": ""}, path=path)) == "query: must not be empty"
@@ -81,7 +81,7 @@ def test_thrindex_words(http, container, reader) -> None:  # noqa: ANN001
     assert text(mcp_call(http, "store_memory", {"content": "x"}, path=path)) == "Monthly write limit reached."
 
 
-def test_r3_words(http, container, reader) -> None:  # noqa: ANN001
+def test_r3_words(http, container, reader) -> None:
     path = "/mcp/r3"
     memory = http.post("/v1/memories", headers=auth(), json={"content": "x"}).json()["id"]
     assert text(mcp_call(http, "get_memory", {"memory_id": "nope"}, path=path)) == "Memory not found: nope"
@@ -94,7 +94,7 @@ def test_r3_words(http, container, reader) -> None:  # noqa: ANN001
         "quota_exceeded: monthly write limit reached")
 
 
-def test_facts_words(http, container, reader) -> None:  # noqa: ANN001
+def test_facts_words(http, container, reader) -> None:
     path = "/mcp/facts"
     assert f"edge {NO_EDGE} not found" in text(mcp_call(http, "retract", {"edge_uuid": NO_EDGE}, path=path))
     assert "query: must not be empty" in text(mcp_call(http, "search", {"query": ""}, path=path))

@@ -43,7 +43,7 @@ def stored(container: Any, tenant: str = "local") -> int:
     return container.status.for_tenant(tenant).pending
 
 
-def test_a_write_past_the_cap_is_429_with_retry_after_and_stores_and_enqueues_nothing(http, container) -> None:  # noqa: ANN001
+def test_a_write_past_the_cap_is_429_with_retry_after_and_stores_and_enqueues_nothing(http, container) -> None:
     container.meter.configure("local", {Counter.WRITES: 2}, None)
     for i in range(2):  # positive control: under the cap, writes succeed
         assert http.post("/v1/memories", json={"content": f"note {i}"}, headers=auth()).status_code == 201
@@ -63,7 +63,7 @@ def test_a_write_past_the_cap_is_429_with_retry_after_and_stores_and_enqueues_no
     assert http.post("/v1/memories", json={"content": "after the lift"}, headers=auth()).status_code == 201
 
 
-def test_retrievals_are_capped_separately_from_writes(http, container) -> None:  # noqa: ANN001
+def test_retrievals_are_capped_separately_from_writes(http, container) -> None:
     container.meter.configure("local", {Counter.RETRIEVALS: 1}, None)
     assert http.get("/v1/memories", headers=auth()).status_code == 200  # control: the first read
     assert http.post("/v1/memories", json={"content": "writes still pass"}, headers=auth()).status_code == 201
@@ -75,7 +75,7 @@ def test_retrievals_are_capped_separately_from_writes(http, container) -> None: 
 @pytest.mark.parametrize(("status", "code", "http_status"), [
     (TenantStatus.PAST_DUE, "payment_required", 402), (TenantStatus.SUSPENDED, "tenant_suspended", 403),
 ])
-def test_a_tenant_that_is_not_active_is_refused_until_it_is(http, container, status, code, http_status) -> None:  # noqa: ANN001
+def test_a_tenant_that_is_not_active_is_refused_until_it_is(http, container, status, code, http_status) -> None:
     container.meter.configure("local", {}, status)
     refused = http.post("/v1/memories", json={"content": "x"}, headers=auth())
     assert (refused.status_code, refused.json()["error"]["code"]) == (http_status, code)
@@ -97,7 +97,7 @@ def test_a_tenant_that_is_not_active_is_refused_until_it_is(http, container, sta
     ("/mcp/thrindex", ("store_memory", {"content": "a"}), ("search_memories", {"query": "a"}),
      "Monthly write limit reached.", "Monthly search limit reached."),
 ])
-def test_each_profile_words_the_limits_its_own_way(http, container, path, write, read, write_text, read_text) -> None:  # noqa: ANN001
+def test_each_profile_words_the_limits_its_own_way(http, container, path, write, read, write_text, read_text) -> None:
     # r3 add_memory's duplicate check is one retrieval (docs/tenancy.md "Duplicate checks")
     container.meter.configure("local", {Counter.WRITES: 1, Counter.RETRIEVALS: 2 if path == "/mcp/r3" else 1}, None)
     assert not call(http, path, *write).get("isError"), "control: the first write passes"
@@ -116,7 +116,7 @@ def test_each_profile_words_the_limits_its_own_way(http, container, path, write,
     (TenantStatus.SUSPENDED, "tenant_suspended: this tenant is suspended; its operator can reactivate it"),
 ])
 @pytest.mark.parametrize("path", ["/mcp", "/mcp/r3", "/mcp/facts", "/mcp/thrindex"])
-def test_status_refusals_read_the_same_on_every_profile(http, container, path, status, expected) -> None:  # noqa: ANN001
+def test_status_refusals_read_the_same_on_every_profile(http, container, path, status, expected) -> None:
     write = {"/mcp": "capture_thought", "/mcp/r3": "add_memory", "/mcp/facts": "add_episode",
              "/mcp/thrindex": "store_memory"}[path]
     container.meter.configure("local", {}, status)
@@ -127,7 +127,7 @@ def test_status_refusals_read_the_same_on_every_profile(http, container, path, s
     assert not call(http, path, write, arguments).get("isError")
 
 
-def test_past_the_intents_cap_the_edge_is_stored_without_intent_meta(http, container) -> None:  # noqa: ANN001
+def test_past_the_intents_cap_the_edge_is_stored_without_intent_meta(http, container) -> None:
     container.meter.configure("local", {Counter.INTENTS: 1}, None)
     triple = {"subject": "Ana", "predicate": "prefers", "object": "tea", "extract_intent": True}
     first = call(http, "/mcp/facts", "record_fact", triple)
@@ -142,7 +142,7 @@ def test_past_the_intents_cap_the_edge_is_stored_without_intent_meta(http, conta
 
 
 @pytest.mark.parametrize(("limit", "expected"), [(25, 25), (None, 80)])
-def test_concurrent_charges_never_pass_the_cap(container, limit, expected) -> None:  # noqa: ANN001
+def test_concurrent_charges_never_pass_the_cap(container, limit, expected) -> None:
     """8 threads x 10 charges at once. Capped at 25: exactly 25 pass and the counter reads 25. The
     control, unlimited: all 80 pass (so the threads really did run and count)."""
     from mnemo.local import moto_dynamodb
@@ -169,7 +169,7 @@ def test_concurrent_charges_never_pass_the_cap(container, limit, expected) -> No
     assert store.get("racer", "2025-06")[1][Counter.WRITES] == expected
 
 
-def test_metering_costs_one_dynamodb_call_per_request(http, container) -> None:  # noqa: ANN001
+def test_metering_costs_one_dynamodb_call_per_request(http, container) -> None:
     """Counted with botocore's event hooks: the same capture and search with and without the meter."""
     from mnemo.services.metering import Meter
 
@@ -194,7 +194,7 @@ def test_metering_costs_one_dynamodb_call_per_request(http, container) -> None: 
     assert (metered[0] - unmetered[0], metered[1] - unmetered[1]) == (1, 1), (metered, unmetered)
 
 
-def test_the_cli_sets_and_shows_a_tenant(aws, capsys) -> None:  # noqa: ANN001
+def test_the_cli_sets_and_shows_a_tenant(aws, capsys) -> None:
     table = ["--keys-table", aws["KeysTable"]]
     assert cli.main([*table, "tenants", "set", "--tenant", "acme", "--writes", "100", "--status", "past_due"]) == 0
     assert cli.main([*table, "tenants", "set", "--tenant", "acme", "--retrievals", "5"]) == 0  # writes unchanged
@@ -210,7 +210,7 @@ def test_the_cli_sets_and_shows_a_tenant(aws, capsys) -> None:  # noqa: ANN001
     assert "whole number or 'unlimited'" in capsys.readouterr().err
 
 
-def test_an_unconfigured_tenant_is_unlimited_and_active(http) -> None:  # noqa: ANN001
+def test_an_unconfigured_tenant_is_unlimited_and_active(http) -> None:
     for _ in range(3):
         assert http.post("/v1/memories", json={"content": "no plan, no limits"}, headers=auth()).status_code == 201
     usage = http.get("/v1/usage", headers=auth()).json()

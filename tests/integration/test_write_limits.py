@@ -19,7 +19,7 @@ def deep(levels: int) -> dict:
     return value
 
 
-def create(http, content: str = "a memory", **extra) -> dict:  # noqa: ANN001
+def create(http, content: str = "a memory", **extra) -> dict:
     response = http.post("/v1/memories", headers=auth(), json={"content": content, "user_id": "lim", **extra})
     assert response.status_code == 201, response.text
     return response.json()
@@ -121,7 +121,7 @@ def test_search_skips_an_unreadable_item(http, aws, container) -> None:
     assert [m.id for m in found] == [good["id"]]
 
 
-def test_an_item_dynamodb_refuses_as_invalid_is_a_permanent_400_never_retry_shortly(container, principal) -> None:  # noqa: ANN001
+def test_an_item_dynamodb_refuses_as_invalid_is_a_permanent_400_never_retry_shortly(container, principal) -> None:
     """Issue 26 item 4: a write DynamoDB refuses as malformed (here an item past 400 KB, which the edge
     would have caught: the store is called directly, as a path that missed a limit would) is a
     validation error naming no AWS internals, never a 503 "retry shortly"; nothing is stored. Control:
@@ -131,11 +131,11 @@ def test_an_item_dynamodb_refuses_as_invalid_is_a_permanent_400_never_retry_shor
     from mnemo.errors import DependencyError, ValidationFailed
     from mnemo.services.memories import new_memory
 
-    def memory(text: str):  # noqa: ANN202
+    def memory(text: str):
         built = new_memory(principal, CaptureCommand(raw="placeholder", user_id="lim"), f"id-{len(text)}", now=container.clock())
         return built.model_copy(update={"raw": text, "normalized_text": text})
 
-    def line(m):  # noqa: ANN001, ANN202
+    def line(m):
         return Activity(memory_id=m.id, version=1, action="created", actor="test", at=container.clock(), detail="captured")
 
     huge = memory("x" * 420_000)

@@ -11,7 +11,7 @@ from tests.integration.conftest import auth, mcp_call
 from tests.integration.test_bound_key_probes import new_key, text_of
 
 
-def test_rest_writes_echo_the_namespace_they_wrote(http) -> None:  # noqa: ANN001
+def test_rest_writes_echo_the_namespace_they_wrote(http) -> None:
     created = http.post("/v1/memories", json={"content": "Tess waters the ferns on Sundays.", "group_id": "home",
                                               "agent_id": "planner"}, headers=auth())
     assert created.status_code == 201
@@ -36,7 +36,7 @@ def test_rest_writes_echo_the_namespace_they_wrote(http) -> None:  # noqa: ANN00
     assert imported["scope"] == {"tenant": "local", "user_id": "vic"} and len(imported["imported"]) == 1
 
 
-def test_a_bound_key_sees_its_own_user_in_the_scope_it_wrote(http) -> None:  # noqa: ANN001
+def test_a_bound_key_sees_its_own_user_in_the_scope_it_wrote(http) -> None:
     wren = new_key(http, "wren")
     mine = http.post("/v1/memories", json={"content": "Wren's bike is blue."}, headers=auth(wren)).json()
     assert mine["scope"]["user_id"] == "wren"  # not "default": the bound user the write went to
@@ -56,7 +56,7 @@ def stored_at(http: Any, memory_id: str) -> dict[str, str]:
     return {k: v for k, v in levels.items() if v is not None}
 
 
-def test_mcp_writes_echo_the_scope_and_keep_the_seeds_text(http) -> None:  # noqa: ANN001
+def test_mcp_writes_echo_the_scope_and_keep_the_seeds_text(http) -> None:
     default = {"tenant": "local", "user_id": "default"}
     # Eigen (seed 000): capture, edit, delete
     captured = mcp_call(http, "capture_thought", {"raw": "Xena prefers window seats.", "as_user": True})
@@ -95,7 +95,7 @@ def test_mcp_writes_echo_the_scope_and_keep_the_seeds_text(http) -> None:  # noq
     assert gone["scope"] == fact["scope"]
 
 
-def test_deduplications_and_job_receipts_echo_the_user_they_write(http, monkeypatch) -> None:  # noqa: ANN001
+def test_deduplications_and_job_receipts_echo_the_user_they_write(http, monkeypatch) -> None:
     """r3 deduplicate_memories(dry_run=false), and every job-start receipt (r3 import, r3 deduplication,
     REST 202 of POST /v1/import), carry `scope` beside their unchanged text; a bound key's own user."""
     for content in ("Cai keeps bees.", "Cai keeps bees."):

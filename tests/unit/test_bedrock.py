@@ -320,7 +320,7 @@ def test_from_settings_builds_clients_without_botocore_retries(monkeypatch: pyte
     embedder, extractor = BedrockEmbedder.from_settings(settings), BedrockExtractor.from_settings(settings)
     assert (embedder.model_id, embedder.dimension, extractor.model_id) == (
         "amazon.titan-embed-text-v2:0", 512, settings.llm_model_id)
-    config = embedder._client.meta.config  # noqa: SLF001
+    config = embedder._client.meta.config
     assert config.retries["total_max_attempts"] == 1
     assert (config.connect_timeout, config.read_timeout) == (3, 20)
 

@@ -55,7 +55,7 @@ class _Unprocessed:
     def __init__(self, stubborn: int) -> None:
         self.stubborn, self.calls, self.written = stubborn, 0, 0
 
-    def batch_write_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:  # noqa: N803 - boto3's name
+    def batch_write_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:
         self.calls += 1
         if self.stubborn:
             self.stubborn -= 1

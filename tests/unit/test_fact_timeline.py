@@ -80,7 +80,7 @@ def test_every_heuristic_label_is_a_documented_one_and_validates() -> None:
     from mnemo.adapters import heuristic_intents
     from mnemo.domain.intents import INTENT_LABELS, IntentAnnotation
 
-    assert {label for label, _ in heuristic_intents._CUES} == set(INTENT_LABELS)  # noqa: SLF001
+    assert {label for label, _ in heuristic_intents._CUES} == set(INTENT_LABELS)
     meta = HeuristicIntentAnnotator().annotate("Dana prefers mornings", "prefers")
     assert meta is not None and IntentAnnotation.model_validate(meta).annotator == "heuristic"
 

@@ -23,7 +23,7 @@ def test_parts_split_by_count_and_by_bytes_and_refuse_an_item_too_large_alone() 
         parts_of([{"memory": "ok"}, {"memory": "z" * PART_BYTES}], 100)
 
 
-def source(handler) -> tuple[Mem0HttpSource, list[float]]:  # noqa: ANN001
+def source(handler) -> tuple[Mem0HttpSource, list[float]]:
     slept: list[float] = []
     return Mem0HttpSource("https://mem0.test", transport=httpx.MockTransport(handler), sleep=slept.append), slept
 

@@ -48,7 +48,7 @@ def test_reciprocal_rank_uses_the_first_gold_found() -> None:
 
 @pytest.mark.parametrize("call", [lambda: recall_at_k(["a"], [], 5), lambda: hit_at_k(["a"], ["a"], 0),
                                   lambda: reciprocal_rank(["a"], [])])
-def test_metrics_reject_questions_without_gold_and_empty_cut_offs(call) -> None:  # noqa: ANN001
+def test_metrics_reject_questions_without_gold_and_empty_cut_offs(call) -> None:
     with pytest.raises(ValueError):
         call()
 

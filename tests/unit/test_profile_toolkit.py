@@ -38,7 +38,7 @@ def probe_profile() -> ProfileServer:
         return f"Memory queued for processing.\nConfidence: {confidence:.2f}"
 
     @server.tool(title="Get", read_only=True, destructive=False, idempotent=True)
-    def get_memory(id: Annotated[str, Field(description="The UUID.")]) -> str:  # noqa: A002 - the seed's name
+    def get_memory(id: Annotated[str, Field(description="The UUID.")]) -> str:
         """Retrieve one memory."""
         if id == "down":
             raise DependencyError("the store is unavailable")

@@ -45,5 +45,5 @@ def refresh_session() -> None:
         import botocore.session
 
         core = botocore.session.Session()
-        core.register_component("data_loader", previous._session.get_component("data_loader"))  # noqa: SLF001
+        core.register_component("data_loader", previous._session.get_component("data_loader"))
         _session = boto3.session.Session(botocore_session=core)

@@ -38,7 +38,7 @@ class LocalFactIndex:
                     part = self._where.get((doc.tenant, doc.fact_uuid))
                     before = self._docs.get(part, {}).get(doc.fact_uuid) if part else None
                     if before is not None and before[0].vector is not None:
-                        doc = doc.model_copy(update={"vector": before[0].vector})  # noqa: PLW2901
+                        doc = doc.model_copy(update={"vector": before[0].vector})
                 self._remove(doc.tenant, doc.fact_uuid)
                 part = (doc.tenant, doc.user_id, doc.group_id)
                 terms = (Counter(tokenize(doc.sentence)), Counter(tokenize(" ".join(doc.names))),

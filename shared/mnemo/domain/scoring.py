@@ -228,7 +228,7 @@ def recency_score(captured_at: datetime | None, now: datetime, half_life_days: f
     if captured_at is None:
         return 0.0
     age_days = max(0.0, (now - captured_at).total_seconds() / 86_400)
-    return 0.5 ** (age_days / half_life_days)
+    return float(0.5 ** (age_days / half_life_days))  # float ** float is typed Any
 
 
 @dataclass(frozen=True)

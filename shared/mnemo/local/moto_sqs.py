@@ -71,7 +71,7 @@ def _delete_message(self: Queue, receipt_handle: str) -> None:
         return
     messages = self._messages
     for position, message in enumerate(messages):
-        if message.receipt_handle == receipt_handle or receipt_handle in message._old_receipt_handles:  # noqa: SLF001
+        if message.receipt_handle == receipt_handle or receipt_handle in message._old_receipt_handles:
             self.pending_messages.discard(message)
             self.deleted_messages.update(message.all_receipt_handles)  # type: ignore[arg-type]
             self._messages = messages[:position] + messages[position + 1 :]  # rebound, as moto does: readers keep a whole list

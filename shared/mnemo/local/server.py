@@ -105,8 +105,8 @@ class LocalStack:
         services = self.container = bootstrap.Container(settings)
         # The app's clients reach moto in process (the server above still serves the same state to
         # the AWS CLI): ~2 ms a call instead of ~5 over HTTP (bench/local_stack_bench.py).
-        answer_in_process(services._dynamodb)  # noqa: SLF001 - the stack wires its own container's clients
-        answer_in_process(services._sqs)  # noqa: SLF001
+        answer_in_process(services._dynamodb)
+        answer_in_process(services._sqs)
         if self.api_key:
             services.keys.ensure(settings.local_tenant, "local", ["admin"], self.api_key)
         else:
@@ -121,7 +121,7 @@ class LocalStack:
         from mnemo.local.reconciler import Reconciler
 
         self.reconciler = Reconciler(lambda grace: services.recovery.requeue_stale(grace=grace),
-                                     idle=lambda: queue_idle(services._sqs, settings.queue_url))  # noqa: SLF001
+                                     idle=lambda: queue_idle(services._sqs, settings.queue_url))
         self.reconciler.start()
         return self.api_key
 

@@ -87,7 +87,7 @@ def failing(tasks: Iterable[Prepared | Planned]) -> Iterator[None]:
     tasks = list(tasks)
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 - kept per task, re-raised by the worker
+    except Exception as exc:
         for task in tasks:
             item = task.item if isinstance(task, Planned) else task
             if isinstance(item.outcome, Failed):  # its own error is what SQS must see; this one is logged

@@ -105,7 +105,7 @@ def handle_batch(event: dict[str, Any], context: Any, services: Container, count
             counts["EnrichmentFailures"] += 1
             try:
                 enrichment.record_failure(item.task, exc, final=final)
-            except Exception:  # noqa: BLE001 - the original error is what SQS must see
+            except Exception:
                 logger.exception("could not record the failure on the memory")
             raise
 
@@ -132,6 +132,6 @@ def job_step(record: SQSRecord, step: StepMessage, context: Any, services: Conta
         if final:
             try:
                 runner.fail(step, exc)
-            except Exception:  # noqa: BLE001 - the original error is what SQS must see
+            except Exception:
                 logger.exception(f"could not record the failure on the {kind}")
         raise

@@ -94,7 +94,7 @@ def build(services: ServiceFacade) -> ProfileServer:
     def record_fact(
         subject: Annotated[str, Field(description="Source entity name.")],
         predicate: Annotated[str, Field(description="Relation, e.g. lives_in or works at (underscores become spaces).")],
-        object: Annotated[str, Field(description="Target entity name.")],  # noqa: A002 - the seed's name
+        object: Annotated[str, Field(description="Target entity name.")],
         group_id: GroupId = "default",
         extract_intent: ExtractIntent = False,
     ) -> FactResult:

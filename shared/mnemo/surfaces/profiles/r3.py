@@ -112,7 +112,7 @@ def graph_namespace(user_id: str | None) -> Namespace:
     return Namespace(tenant=caller().tenant, user_id=user_id)
 
 
-def build(services: ServiceFacade) -> ProfileServer:  # noqa: C901 - one nested function per seed tool
+def build(services: ServiceFacade) -> ProfileServer:
     server = ProfileServer(name="r3", title="r3 memory", instructions=INSTRUCTIONS, wording=WORDING)
 
     def owned(memory_id: str, user_id: str | None) -> Any:

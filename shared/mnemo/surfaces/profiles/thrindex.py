@@ -148,13 +148,13 @@ def build(services: ServiceFacade) -> ProfileServer:
         return result(*views.listing(page.items, views.encode_cursor(page.next_cursor, tenant, users, agents)))
 
     @server.tool(title="Get a memory", read_only=True, destructive=False, idempotent=True)
-    def get_memory(id: MemoryId) -> Annotated[CallToolResult, views.Record]:  # noqa: A002 - the seed's name
+    def get_memory(id: MemoryId) -> Annotated[CallToolResult, views.Record]:
         """Retrieve the full content and metadata of one memory by its ID (from search_memories or list_memories)."""
         need(Operation.READ)
         return result(*views.record(services.memories.get(caller(), id)))
 
     @server.tool(title="Delete a memory", read_only=False, destructive=True, idempotent=True)
-    def delete_memory(id: MemoryId) -> Annotated[CallToolResult, views.Deleted]:  # noqa: A002 - the seed's name
+    def delete_memory(id: MemoryId) -> Annotated[CallToolResult, views.Deleted]:
         """Delete a memory that is outdated or wrong, or that the user asked to forget. Soft delete: status deprecated, excluded from search at once.
 
         Permanent erasure (GDPR) is DELETE /v1/memories/{id}?hard=true on the REST API."""
