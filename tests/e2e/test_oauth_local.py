@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -101,3 +102,42 @@ def test_connect_two_profiles_with_connect_codes(oauth_server: str) -> None:
     assert httpx.post(f"{base}/mcp/r3", json=ask, headers=r3_bearer).status_code == 200
     assert httpx.post(f"{base}/mcp/facts", json=ask, headers=r3_bearer).status_code == 401  # bound to /mcp/r3
     assert httpx.post(f"{base}/api/mcp", json=ask, headers={**accept, "authorization": f"Bearer {eigen.tokens.access_token}"}).status_code == 200
+
+
+def test_the_console_mints_a_connect_code_and_revokes_the_app_it_connected(oauth_server: str, server: Any, browser: Any) -> None:
+    from tests.e2e.conftest import LocalServer
+    from tests.e2e.console_support import signed_in
+
+    watched = signed_in(browser, LocalServer(base=oauth_server, key=TEST_KEY), TEST_KEY)
+    page = watched.page
+    page.goto(f"{oauth_server}/console/#/tenant")
+    page.get_by_label("For user").fill("pia")
+    page.get_by_role("button", name="Mint a code").click()
+    shown = page.get_by_label("The connect code")
+    shown.wait_for()
+    code = shown.input_value()
+    assert code.startswith("mnc_") and page.get_by_text("Shown once. For user pia").is_visible()
+    storage = Stored()
+
+    async def capture(client: Any) -> Any:
+        return await client.call_tool("capture_thought", {"raw": "Pia connected from the console's code."})
+
+    with ThreadPoolExecutor(1) as thread:  # Playwright's sync API holds this thread's event loop
+        connected = thread.submit(connect, oauth_server, "/mcp", code, storage, capture).result()
+    assert not connected.is_error  # the code the console showed works
+    assert storage.tokens is not None
+    ask = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    bearer = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {storage.tokens.access_token}"}
+    assert httpx.post(f"{oauth_server}/mcp", json=ask, headers=bearer).status_code == 200  # the control: the token works
+    page.get_by_label("User", exact=True).fill("pia")
+    page.get_by_role("button", name="Show apps").click()
+    page.get_by_role("cell", name="e2e", exact=True).wait_for()
+    page.get_by_role("button", name="Revoke e2e").click()
+    page.get_by_text("Access revoked.").wait_for()
+    assert httpx.post(f"{oauth_server}/mcp", json=ask, headers=bearer).status_code == 401  # revoked from the console
+    assert not watched.errors and not watched.dialogs
+    # With OAuth off (the e2e stack), the section says so and how an operator turns it on
+    off = signed_in(browser, server, server.key)
+    off.page.goto(f"{server.base}/console/#/tenant")
+    off.page.get_by_role("button", name="Mint a code").click()
+    off.page.get_by_text("MCP authorization is off on this deployment").wait_for()

@@ -1,6 +1,8 @@
 // The tenant (admin keys): usage against each quota, API keys (create with the secret shown once,
-// revoke), this tenant's enrichment status, and the erasure of a user with its job's progress.
+// revoke), this tenant's enrichment status, connected apps (connections.js), and the erasure of a user
+// with its job's progress.
 import { del, get, post } from "./api.js";
+import { connectionsSection } from "./connections.js";
 import { button, el, facts, field, replace, when } from "./dom.js";
 
 const SCOPES = ["memory:read", "memory:write", "memory:delete", "admin"];
@@ -13,7 +15,7 @@ export async function render(view, ctx) {
   const [usage, status, failed, keys] = await Promise.all([get("/v1/usage"), get("/v1/status"), get("/v1/status/failed"), get("/v1/keys")]);
   const keyList = el("div");
   replace(view, el("h2", {}, `Tenant ${usage.tenant}`),
-    usageSection(usage), statusSection(ctx, status, failed, () => render(view, ctx)), keysSection(ctx, keys, keyList), eraseUserSection(ctx));
+    usageSection(usage), statusSection(ctx, status, failed, () => render(view, ctx)), keysSection(ctx, keys, keyList), connectionsSection(ctx), eraseUserSection(ctx));
 }
 
 function usageSection(usage) {
