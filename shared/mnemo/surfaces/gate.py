@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
+from mnemo.surfaces.asgi_body import read_body, replay
 from mnemo.surfaces.auth import authenticate, base_url, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 
@@ -65,41 +66,12 @@ class RestGate:
         if declared.isdigit() and int(declared) > self._max:
             await send_problem(send, too_large(self._max))
             return
-        body = await self._read(receive)
+        body = await read_body(receive, self._max)
         if body is None:
             await send_problem(send, too_large(self._max))
             return
         scope.setdefault("state", {})["principal"] = principal
-        await self._app(scope, _replay(body, receive), send)
-
-    async def _read(self, receive: Receive) -> bytes | None:
-        """The whole body, or None as soon as it passes the cap (a chunked body declares no length)."""
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return b"".join(chunks)
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
+        await self._app(scope, replay(body, receive), send)
 
 
 def origin_pattern(origins: list[str]) -> str:

@@ -15,12 +15,13 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
+from mnemo.surfaces.asgi_body import read_body, replay
 from mnemo.surfaces.auth import authenticate, base_url, bearer_token, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
-from mnemo.surfaces.step_up import insufficient_scope, read_body, replay, step_up
+from mnemo.surfaces.step_up import insufficient_scope, step_up
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container

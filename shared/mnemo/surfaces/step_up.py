@@ -1,13 +1,11 @@
 """Step-up before dispatch (docs/oauth.md): an OAuth token without the permission the called tool's
 name alone decides gets HTTP 403 `insufficient_scope`, the only answer on which MCP clients ask the
-person for more. The body is read once and replayed to the SDK."""
+person for more. The endpoint reads the body once (surfaces/asgi_body.py) and replays it to the SDK."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
-
-from starlette.types import Message, Receive
 
 from mnemo.surfaces.errors import Problem
 
@@ -34,32 +32,3 @@ def step_up(principal: Principal, profile: str, body: bytes) -> str | None:
 def insufficient_scope(principal: Principal, needed: str) -> Problem:
     held = ", ".join(sorted(p.value for p in principal.permissions)) or "none"
     return Problem(403, "insufficient_scope", f"this tool needs {needed}; the token holds {held}: authorize again with {needed}")
-
-
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body, or None past `limit`."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > limit:
-            return None
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def again() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return again
