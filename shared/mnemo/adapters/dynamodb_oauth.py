@@ -9,9 +9,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from mnemo.adapters.dynamodb_codec import deserialize, error_code, serialize, ts
+from mnemo.adapters.dynamodb_codec import deserialize, serialize, ts
 from mnemo.adapters.dynamodb_table import DynamoDbTable
 from mnemo.domain.oauth_records import Grant, OAuthRecord
 from mnemo.errors import ConflictError
@@ -40,14 +38,8 @@ class DynamoDbOAuthStore(DynamoDbTable):
         if isinstance(record, Grant):
             item["owner"] = f"{record.tenant}#{record.user_id}"
             item["created"] = ts(record.created_at)
-        try:
-            self._db.put_item(TableName=self._table, Item=serialize(item), ConditionExpression="attribute_not_exists(pk)")
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                raise ConflictError(f"{record.KIND} {record.ident[:12]} already exists") from exc
-            raise self._dependency(exc) from exc
-        except BotoCoreError as exc:
-            raise self._dependency(exc) from exc
+        if self._conditional("put_item", Item=serialize(item), ConditionExpression="attribute_not_exists(pk)") is None:
+            raise ConflictError(f"{record.KIND} {record.ident[:12]} already exists")
 
     def get[R: OAuthRecord](self, kind: type[R], ident: str) -> R | None:
         item = self._call("get_item", TableName=self._table, Key=serialize({"pk": _pk(kind, ident)}),
