@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from mnemo.adapters.aws import client
+from mnemo.local.poller import QueuePoller
+from mnemo.local.server import load_function
 from tests.conftest import TEST_KEY
 
 OTHER_KEY = "mn_othertenant_0123456789abcdefghijklmnop"
@@ -28,6 +31,21 @@ class Context:
     @staticmethod
     def get_remaining_time_in_millis() -> int:
         return 29_000
+
+
+@pytest.fixture
+def drain(aws, container):
+    """Run the real worker over the local queue until it is empty (at most 10 rounds)."""
+    sqs = client("sqs")
+    sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
+    poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
+
+    def run() -> None:
+        for _ in range(10):
+            if poller.poll_once() == 0:
+                return
+
+    return run
 
 
 @pytest.fixture

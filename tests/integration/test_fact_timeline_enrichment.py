@@ -6,29 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
-from mnemo.adapters.aws import client
 from mnemo.domain.commands import CaptureCommand, EditCommand
 from mnemo.domain.fact_commands import RecordFactCommand
 from mnemo.domain.graph import FactStatus
-from mnemo.local.poller import QueuePoller
-from mnemo.local.server import load_function
 from mnemo.services.fact_search import FactSearchQuery
-
-
-@pytest.fixture
-def drain(aws, container):
-    sqs = client("sqs")
-    sqs.set_queue_attributes(QueueUrl=aws["EnrichmentQueue"], Attributes={"VisibilityTimeout": "0"})
-    poller = QueuePoller(sqs, aws["EnrichmentQueue"], load_function("worker").handler, wait_seconds=0)
-
-    def run() -> None:
-        for _ in range(10):
-            if poller.poll_once() == 0:
-                return
-
-    return run
 
 
 def test_an_episode_retires_and_archiving_it_restores(container, principal, drain) -> None:
