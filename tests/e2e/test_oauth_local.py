@@ -18,11 +18,12 @@ import httpx2
 import pytest
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from mcp import Client
 from tests.conftest import TEST_KEY
 from tests.e2e.conftest import start_server, stop_server
+from tests.oauth_storage import TokenMemory
 
 pytestmark = pytest.mark.e2e
 REDIRECT = "http://127.0.0.1:41234/callback"  # never listened on: the browser's redirect is read, not followed
@@ -36,25 +37,7 @@ def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     stop_server(process)
 
 
-class Stored:
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
-def connect(base: str, path: str, code: str, storage: Stored, calls: Any) -> Any:
+def connect(base: str, path: str, code: str, storage: TokenMemory, calls: Any) -> Any:
     result: dict[str, AuthorizationCodeResult] = {}
 
     async def browser(url: str) -> None:  # what the browser and the person do
@@ -84,7 +67,7 @@ def test_connect_two_profiles_with_connect_codes(oauth_server: str) -> None:
     base = oauth_server
     codes = [httpx.post(f"{base}/v1/oauth/connect-codes", json={"user_id": "olga"},
                         headers={"Authorization": f"Bearer {TEST_KEY}"}).json()["code"] for _ in range(2)]
-    eigen, r3 = Stored(), Stored()
+    eigen, r3 = TokenMemory(), TokenMemory()
 
     async def capture(client: Any) -> Any:
         return await client.call_tool("capture_thought", {"raw": "Olga's standup is at nine."})
@@ -117,7 +100,7 @@ def test_the_console_mints_a_connect_code_and_revokes_the_app_it_connected(oauth
     shown.wait_for()
     code = shown.input_value()
     assert code.startswith("mnc_") and page.get_by_text("Shown once. For user pia").is_visible()
-    storage = Stored()
+    storage = TokenMemory()
 
     async def capture(client: Any) -> Any:
         return await client.call_tool("capture_thought", {"raw": "Pia connected from the console's code."})

@@ -17,10 +17,11 @@ import httpx2
 import pytest
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from mcp import Client
 from tests.conftest import TEST_KEY
+from tests.oauth_storage import TokenMemory
 
 BASE = "http://127.0.0.1:8000"
 REDIRECT = "http://127.0.0.1:33418/callback"
@@ -35,26 +36,6 @@ class Clock:
     def __call__(self) -> datetime:
         self.now += timedelta(milliseconds=1)
         return self.now
-
-
-class Memory:
-    """The SDK's TokenStorage, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 @pytest.fixture
@@ -103,7 +84,7 @@ class Person:
         return self.result
 
 
-def connector(app: Any, path: str, person: Person, storage: Memory) -> tuple[OAuthClientProvider, Any]:
+def connector(app: Any, path: str, person: Person, storage: TokenMemory) -> tuple[OAuthClientProvider, Any]:
     provider = OAuthClientProvider(
         BASE + path, OAuthClientMetadata(redirect_uris=[REDIRECT], client_name="Test <b>app</b>"),  # type: ignore[list-item]
         storage, redirect_handler=person.redirect, callback_handler=person.callback)
@@ -125,7 +106,7 @@ def test_connect_call_refresh_and_reuse(stack, caplog: pytest.LogCaptureFixture)
     eigen_code = container.connect_codes.mint(admin, "alice").code
     r3_code = container.connect_codes.mint(admin, "alice", scopes=["memory:read"]).code
     step_up_code = container.connect_codes.mint(admin, "alice", scopes=["memory:read", "memory:write"]).code
-    eigen, r3 = Memory(), Memory()
+    eigen, r3 = TokenMemory(), TokenMemory()
     eigen_person = Person(app, eigen_code)
 
     async def flow() -> None:
@@ -249,7 +230,7 @@ def test_a_metadata_document_client_with_a_local_metadata_server(aws) -> None:
     container.__dict__["cimd_fetcher"] = SafeMetadataFetcher(resolver=lambda host, port: addresses[host], transport=ToLocalServer())
     container.keys.ensure("local", "admin", ["admin"], TEST_KEY)
     app = create_app(container)
-    storage = Memory()
+    storage = TokenMemory()
     try:
         async def flow() -> None:
             provider = OAuthClientProvider(BASE + "/mcp", OAuthClientMetadata(redirect_uris=[REDIRECT]),  # type: ignore[list-item]
