@@ -55,27 +55,23 @@ class GrantService:
 
     # -- the token endpoint ----------------------------------------------------------------------
     def code(self, client_id: str, code: str) -> AuthCode | None:
-        """The live code `code` of this client, not yet redeemed (read only: the SDK checks PKCE next)."""
-        record = self._store.get(AuthCode, digest(code))
-        if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
-            return None
-        return record
+        """The live code `code` of this client (read only: the SDK checks PKCE next)."""
+        return self._held(AuthCode, code, client_id)
 
     def redeem(self, client_id: str, code: str) -> TokenPair:
         """Tokens for a code, once: of concurrent redemptions one wins. A second redemption (the code
         leaked, or was replayed) gets invalid_grant and revokes the grant the first one used."""
-        record = self._store.get(AuthCode, digest(code))
-        if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
+        record = self._held(AuthCode, code, client_id)
+        if record is None:
             raise OAuthError("invalid_grant", "authorization code is unknown or expired")
-        if not self._store.mark(AuthCode, record.code_hash, "used_at", self._clock()):
-            self._store.mark(Grant, record.grant_id, "revoked_at", self._clock())
+        if not self._spend(AuthCode, record.code_hash, record.grant_id):
             raise OAuthError("invalid_grant", "authorization code was already used: its grant is revoked")
         return self._issue(self._live_grant(record.grant_id, "invalid_grant"))
 
     def refresh_token(self, client_id: str, token: str) -> RefreshTokenRecord | None:
         """The refresh token as stored (used or not: `rotate` tells a replay), if its grant is live."""
-        record = self._store.get(RefreshTokenRecord, digest(token))
-        if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
+        record = self._held(RefreshTokenRecord, token, client_id)
+        if record is None:
             return None
         grant = self._store.get(Grant, record.grant_id)
         return record if grant is not None and self._grant_problem(grant) is None else None
@@ -83,15 +79,29 @@ class GrantService:
     def rotate(self, client_id: str, token: str, scopes: list[str]) -> TokenPair:
         """A new pair for a refresh token used once. A second use means the token leaked (or the
         client lost a response): the grant is revoked, every token under it ends."""
-        record = self._store.get(RefreshTokenRecord, digest(token))
-        if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
+        record = self._held(RefreshTokenRecord, token, client_id)
+        if record is None:
             raise OAuthError("invalid_grant", "refresh token is unknown or expired")
-        if not self._store.mark(RefreshTokenRecord, record.token_hash, "used_at", self._clock()):
-            self._store.mark(Grant, record.grant_id, "revoked_at", self._clock())
+        if not self._spend(RefreshTokenRecord, record.token_hash, record.grant_id):
             raise OAuthError("invalid_grant", "refresh token was already used: the grant is revoked; authorize again")
         grant = self._live_grant(record.grant_id, "invalid_grant")
         narrowed = [s for s in grant.scopes if s in scopes] or grant.scopes
         return self._issue(grant, narrowed)
+
+    def _held[R: (AuthCode, RefreshTokenRecord)](self, kind: type[R], secret: str, client_id: str) -> R | None:
+        """The unexpired code or refresh token `secret` names, if this client holds it (used or not)."""
+        record = self._store.get(kind, digest(secret))
+        if record is None or record.client_id != client_id or self._clock() >= record.expires_at:
+            return None
+        return record
+
+    def _spend(self, kind: type[AuthCode | RefreshTokenRecord], ident: str, grant_id: str) -> bool:
+        """Mark a code or refresh token used, once. A second use means it leaked (or was replayed):
+        the grant it came from is revoked, and every token under it ends."""
+        if self._store.mark(kind, ident, "used_at", self._clock()):
+            return True
+        self._store.mark(Grant, grant_id, "revoked_at", self._clock())
+        return False
 
     def access(self, token: str) -> AccessTokenRecord | None:
         return self._store.get(AccessTokenRecord, digest(token))
