@@ -10,7 +10,6 @@ from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.fact_commands import RecordFactCommand
 from mnemo.domain.tenancy import Counter
 from mnemo.ports import EnrichmentTask
-from tests.integration.test_fact_timeline_enrichment import drain  # noqa: F401  (the worker fixture)
 
 MONTH = "2025-06"  # the FixedClock's month
 
@@ -49,7 +48,7 @@ def test_the_tenant_store_counts_each_unit_once(container) -> None:
     assert store.charge_units("t1", MONTH, Counter.INTENTS, ["e"], capped=False) == (1, None)  # the worker: uncapped
 
 
-def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(container, principal, drain) -> None:  # noqa: F811
+def test_an_episode_counts_its_annotated_edges_and_a_redelivery_does_not(container, principal, drain) -> None:
     memory = container.memories.capture(principal, CaptureCommand(raw="Erin prefers green tea.", as_user=True,
                                                                   metadata={"extract_intent": True}))
     plain = container.memories.capture(principal, CaptureCommand(raw="Finn prefers black tea.", as_user=True))
