@@ -368,5 +368,25 @@ def fuse(
 _UNEARNED_GAP = 1e-3
 
 
+def meets(threshold: float | None, score: float, *, enriched: bool) -> bool:
+    """A memory still being indexed (not `enriched`) is scored on its words alone (no cosine, importance
+    or links yet), so the relevance floor does not judge it until enrichment does (seconds); a higher
+    threshold does."""
+    if threshold is None or score >= threshold:
+        return True
+    return not enriched and threshold <= RELEVANCE_FLOOR
+
+
+def kth(scored: Scored, ids: list[str], k: int) -> float:
+    """The k-th best own score among `ids` (best first): what a graph neighbour must reach to place in
+    the first k. With fewer than k of them, every neighbour can."""
+    return scored.score_of(ids[k - 1]) if len(ids) >= k else float("-inf")
+
+
+def within_reach(reach: dict[str, float], bar: float, *, exclude: set[str]) -> list[str]:
+    """The neighbours (`reach`) that could still reach `bar`, except those in `exclude`, sorted."""
+    return sorted(mid for mid, most in reach.items() if most >= bar and mid not in exclude)
+
+
 def clamp01(value: float) -> float:
     return min(1.0, max(0.0, value))

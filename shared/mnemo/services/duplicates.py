@@ -26,7 +26,8 @@ from mnemo.domain.duplicates import difference
 from mnemo.domain.models import Cursor, Memory, Permission, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError, RetrievalLimitError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
-from mnemo.services.memories import UNINDEXED_READ, MemoryService
+from mnemo.services.memories import MemoryService
+from mnemo.services.memory_search import UNINDEXED_READ
 from mnemo.services.metering import Meter
 from mnemo.services.permissions import CHECK_SKIPPED_AT_RETRIEVAL_CAP, Operation, authorize, content_check
 
