@@ -1,7 +1,8 @@
 """The composition root: settings → adapters → services, built once per process (per cold start).
 
 Nothing here runs at import. Adapters that only some requests need (the search index client, the
-embedding model, the LLM client) are built on first use, so a capture never pays for them.
+embedding model, the LLM client) are built on first use, so a capture never pays for them: services
+take the port, and get `lazy(...)` of the accessor here (adapters/lazy.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from mnemo.adapters.lazy import lazy
 from mnemo.domain.timestamps import utcnow
 
 if TYPE_CHECKING:
@@ -113,7 +115,7 @@ class Container:
         """The store as memories and erasure write it: each write drops the user's cached answers."""
         from mnemo.services.search_cache import WatchedStore
 
-        return WatchedStore(self.store, lambda: self.search_cache)
+        return WatchedStore(self.store, lazy(lambda: self.search_cache))
 
     @cached_property
     def queue(self) -> EnrichmentQueue:
@@ -159,7 +161,7 @@ class Container:
         return AuthorizationServer(self._oauth_store, self.keys, self.connect_codes, self.oauth_grants,
                                    issuer=self.settings.issuer, profiles=list(PROFILES),
                                    registrations_per_minute=self.settings.oauth_registrations_per_minute,
-                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lambda: self.cimd_fetcher,
+                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lazy(lambda: self.cimd_fetcher),
                                    clock=self.clock)
 
     @cached_property
@@ -183,9 +185,9 @@ class Container:
         from mnemo.services.memories import MemoryService
 
         return MemoryService(
-            self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
-            interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
-            reranker=(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
+            self._watched_store, self.queue, lazy(self.index), embedder=lazy(lambda: self.embedder), graph=self.graph,
+            facts=self.fact_store, interpreter=lazy(lambda: self.edit_interpreter), clock=self.clock, meter=self.meter,
+            fence=self.write_fence, reranker=lazy(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
         )
 
     @cached_property
@@ -219,7 +221,7 @@ class Container:
         """Every write that creates memories reads the user's erasure fence (services/user_fence.py)."""
         from mnemo.services.user_fence import WriteFence
 
-        return WriteFence(self._erasure_fences, lambda: self.erasure)
+        return WriteFence(self._erasure_fences, lazy(lambda: self.erasure))
 
     def index(self) -> SearchIndex:
         with self._lock:
@@ -243,7 +245,7 @@ class Container:
     def enrichment(self) -> EnrichmentService:
         from mnemo.services.enrichment import EnrichmentService
 
-        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
+        return EnrichmentService(self.store, self.graph, lazy(self.index), self.embedder, self._extractor(),
                                  facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock,
                                  meter=self.meter)
 
@@ -264,9 +266,9 @@ class Container:
         from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureMarks
         from mnemo.services.erasure import ErasureService
 
-        return ErasureService(self._watched_store, self.graph, self.fact_store, self.index, clock=self.clock,
+        return ErasureService(self._watched_store, self.graph, self.fact_store, lazy(self.index), clock=self.clock,
                               marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
-                              fact_index=self.fact_index, upkeep=self.fact_upkeep, queue=self.queue)
+                              fact_index=lazy(self.fact_index), upkeep=self.fact_upkeep, queue=self.queue)
 
     @cached_property
     def erasure_jobs(self) -> ErasureJobService:
@@ -308,7 +310,7 @@ class Container:
             return Mem0HttpSource(self.settings.mem0_api_url)
 
         return JobService(self._job_store, self._job_queue, self.imports, self.duplicates,
-                          self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
+                          self.erasure_jobs, lazy(mem0) if self.settings.mem0_import_enabled else None, clock=self.clock,
                           fence=self.write_fence, runner=self.runner)
 
     @cached_property
@@ -325,7 +327,7 @@ class Container:
 
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
-        return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
+        return FactUpkeep(self.fact_store, table, lazy(self.fact_index), embedder=lazy(lambda: self.embedder),
                           annotator=self._intent_annotator())
 
     def fact_index(self) -> FactIndex:
@@ -356,7 +358,7 @@ class Container:
     def fact_search(self) -> FactSearchService:
         from mnemo.services.fact_search import FactSearchService
 
-        return FactSearchService(self.fact_store, self.fact_index, embedder=lambda: self.embedder, meter=self.meter)
+        return FactSearchService(self.fact_store, lazy(self.fact_index), embedder=lazy(lambda: self.embedder), meter=self.meter)
 
     @cached_property
     def recovery(self) -> RecoveryService:
@@ -375,7 +377,7 @@ class Container:
     def duplicates(self) -> DuplicateService:
         from mnemo.services.duplicates import DuplicateService
 
-        return DuplicateService(self.store, self.memories, self.index, lambda: self.embedder, meter=self.meter)
+        return DuplicateService(self.store, self.memories, lazy(self.index), lazy(lambda: self.embedder), meter=self.meter)
 
     @cached_property
     def imports(self) -> ImportService:
@@ -383,7 +385,7 @@ class Container:
         from mnemo.services.imports import ImportService
 
         recorded = FactImports(self.fact_store, upkeep=self.fact_upkeep, meter=self.meter, clock=self.clock)
-        return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
+        return ImportService(lazy(lambda: self.duplicates), store=self._watched_store, queue=self.queue, index=lazy(self.index),
                              erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
                              recorded=recorded, fence=self.write_fence)
 
@@ -416,7 +418,7 @@ class Container:
     def extraction(self) -> EntityExtraction:
         from mnemo.services.extraction import EntityExtraction
 
-        return EntityExtraction(lambda: self.extractor, meter=self.meter)
+        return EntityExtraction(lazy(lambda: self.extractor), meter=self.meter)
 
     @cached_property
     def extractor(self):
