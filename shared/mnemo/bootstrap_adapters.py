@@ -169,7 +169,7 @@ class Adapters:
     @cached_property
     def embedder(self) -> Embedder:
         if self.settings.embedder == "bedrock":
-            from mnemo.adapters.bedrock import BedrockEmbedder
+            from mnemo.adapters.bedrock_embedder import BedrockEmbedder
 
             return BedrockEmbedder.from_settings(self.settings)
         from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
@@ -184,7 +184,7 @@ class Adapters:
 
     def _extractor(self) -> Extractor:
         if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock import BedrockExtractor
+            from mnemo.adapters.bedrock_extraction import BedrockExtractor
 
             return BedrockExtractor.from_settings(self.settings)
         from mnemo.adapters.heuristic_extractor import HeuristicExtractor
