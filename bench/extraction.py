@@ -124,7 +124,7 @@ def print_table(split: str, rep: dict[str, Any]) -> None:
 
 def build(name: str) -> Any:
     if name == "bedrock":
-        from mnemo.adapters.bedrock import BedrockExtractor
+        from mnemo.adapters.bedrock_extraction import BedrockExtractor
         from mnemo.settings import MnemoSettings
 
         return BedrockExtractor.from_settings(MnemoSettings())

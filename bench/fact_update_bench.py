@@ -136,7 +136,7 @@ class Policy:
             self.facts = services.facts
         else:  # the same store, index and synonym table; nothing is single-valued, so nothing is retired
             table = PredicateTable(single_valued=frozenset())
-            upkeep = FactUpkeep(services.fact_store, table, services.fact_index, embedder=lambda: services.embedder)
+            upkeep = FactUpkeep(services.fact_store, table, services.fact_index(), embedder=services.embedder)
             self.facts = FactService(services.fact_store, upkeep=upkeep, clock=services.clock)
         self.latencies: list[float] = []
 

@@ -1,38 +1,23 @@
 """The composition root: settings → adapters → services, built once per process (per cold start).
 
-Nothing here runs at import. Adapters that only some requests need (the search index client, the
-embedding model, the LLM client) are built on first use, so a capture never pays for them.
+`bootstrap_adapters.Adapters` chooses and builds the adapters; `Container` adds the services over
+them. Nothing here runs at import. Adapters that only some requests need (the search index client,
+the embedding model, the LLM client) are built on first use, so a capture never pays for them:
+services take the port, and are handed `lazy(...)` of the accessor here (adapters/lazy.py).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from mnemo.domain.timestamps import utcnow
+from mnemo.adapters.lazy import lazy
+from mnemo.bootstrap_adapters import Adapters
 
 if TYPE_CHECKING:
-    from mnemo.ports import (
-        ClientMetadataFetcher,
-        EditInterpreter,
-        Embedder,
-        EnrichmentQueue,
-        ErasureFences,
-        FactIndex,
-        FactStore,
-        GraphStore,
-        IntentAnnotator,
-        JobQueue,
-        JobStore,
-        Mem0Source,
-        MemoryStore,
-        OAuthStore,
-        Reranker,
-        SearchIndex,
-    )
+    from mnemo.ports import MemoryStore
     from mnemo.services.adding import AddService
     from mnemo.services.connect_codes import ConnectCodes
     from mnemo.services.connections import ConnectionService
@@ -60,67 +45,10 @@ if TYPE_CHECKING:
     from mnemo.services.search_cache import SearchCache
     from mnemo.services.status import StatusService
     from mnemo.services.user_fence import WriteFence
-    from mnemo.settings import MnemoSettings
 
 
-class Container:
-    def __init__(self, settings: MnemoSettings, *, clock: Callable[[], datetime] = utcnow) -> None:
-        """`clock` is every service's notion of now (tests inject a fixed one: no test reads the wall clock)."""
-        self.settings = settings
-        self.clock = clock
-        self._lock = threading.Lock()
-
-    def forget_connections(self) -> None:
-        """Drop every adapter and service built so far (AWS clients with their credentials and
-        connection pools, the search index client, the API-key cache) and refresh the shared AWS
-        session; the next request builds them afresh. Run after a SnapStart restore
-        (mnemo.surfaces.snapstart): a snapshot's connections are dead and its credentials may be."""
-        from mnemo.adapters.aws import refresh_session
-
-        with self._lock:
-            for name, attribute in vars(type(self)).items():
-                if isinstance(attribute, cached_property):
-                    self.__dict__.pop(name, None)
-        refresh_session()
-
-    @cached_property
-    def _dynamodb(self) -> object:
-        from mnemo.adapters.aws import client
-
-        return client("dynamodb")
-
-    @cached_property
-    def _sqs(self) -> object:
-        from mnemo.adapters.aws import client
-
-        return client("sqs")
-
-    @cached_property
-    def store(self) -> MemoryStore:
-        from mnemo.adapters.dynamodb_store import DynamoDbMemoryStore
-
-        return DynamoDbMemoryStore(self._dynamodb, self.settings.memories_table)
-
-    @cached_property
-    def search_cache(self) -> SearchCache:
-        """The r3 hot set of this warm instance (services/search_cache.py)."""
-        from mnemo.services.search_cache import SearchCache
-
-        return SearchCache(self.store, meter=self.meter)
-
-    @cached_property
-    def _watched_store(self) -> MemoryStore:
-        """The store as memories and erasure write it: each write drops the user's cached answers."""
-        from mnemo.services.search_cache import WatchedStore
-
-        return WatchedStore(self.store, lambda: self.search_cache)
-
-    @cached_property
-    def queue(self) -> EnrichmentQueue:
-        from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
-
-        return SqsEnrichmentQueue(self._sqs, self.settings.queue_url, self.settings.dlq_url)
-
+class Container(Adapters):
+    # -- tenancy, keys and metering --------------------------------------------------------------
     @cached_property
     def keys(self) -> KeyService:
         from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
@@ -129,11 +57,14 @@ class Container:
         return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
     @cached_property
-    def _oauth_store(self) -> OAuthStore:
-        from mnemo.adapters.dynamodb_oauth import DynamoDbOAuthStore
+    def meter(self) -> Meter:
+        """Tenants' plans and monthly counters, on the keys table (docs/tenancy.md)."""
+        from mnemo.adapters.dynamodb_tenants import DynamoDbTenantStore
+        from mnemo.services.metering import Meter
 
-        return DynamoDbOAuthStore(self._dynamodb, self.settings.oauth_table)
+        return Meter(DynamoDbTenantStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
+    # -- OAuth (docs/oauth.md) -------------------------------------------------------------------
     @cached_property
     def oauth_grants(self) -> GrantService:
         """OAuth grants and tokens (docs/oauth.md): what the MCP gate verifies an access token with."""
@@ -159,34 +90,33 @@ class Container:
         return AuthorizationServer(self._oauth_store, self.keys, self.connect_codes, self.oauth_grants,
                                    issuer=self.settings.issuer, profiles=list(PROFILES),
                                    registrations_per_minute=self.settings.oauth_registrations_per_minute,
-                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lambda: self.cimd_fetcher,
+                                   cimd_allow=self.settings.oauth_cimd_allow, fetcher=lazy(lambda: self.cimd_fetcher),
                                    clock=self.clock)
 
-    @cached_property
-    def cimd_fetcher(self) -> ClientMetadataFetcher:
-        """Client ID Metadata Documents over https with SSRF guards (tests replace it with one whose
-        resolver and transport they choose)."""
-        from mnemo.adapters.cimd_http import SafeMetadataFetcher
-
-        return SafeMetadataFetcher()
-
-    @cached_property
-    def meter(self) -> Meter:
-        """Tenants' plans and monthly counters, on the keys table (docs/tenancy.md)."""
-        from mnemo.adapters.dynamodb_tenants import DynamoDbTenantStore
-        from mnemo.services.metering import Meter
-
-        return Meter(DynamoDbTenantStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
-
+    # -- memories: capture, search, edits, the r3 hot set ----------------------------------------
     @cached_property
     def memories(self) -> MemoryService:
         from mnemo.services.memories import MemoryService
 
         return MemoryService(
-            self._watched_store, self.queue, self.index, embedder=lambda: self.embedder, graph=self.graph, facts=self.fact_store,
-            interpreter=lambda: self.edit_interpreter, clock=self.clock, meter=self.meter, fence=self.write_fence,
-            reranker=(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
+            self._watched_store, self.queue, lazy(self.index), embedder=lazy(lambda: self.embedder), graph=self.graph,
+            facts=self.fact_store, interpreter=lazy(lambda: self.edit_interpreter), clock=self.clock, meter=self.meter,
+            fence=self.write_fence, reranker=lazy(lambda: self.reranker) if self.settings.reranker == "bedrock" else None,
         )
+
+    @cached_property
+    def search_cache(self) -> SearchCache:
+        """The r3 hot set of this warm instance (services/search_cache.py)."""
+        from mnemo.services.search_cache import SearchCache
+
+        return SearchCache(self.store, meter=self.meter)
+
+    @cached_property
+    def _watched_store(self) -> MemoryStore:
+        """The store as memories and erasure write it: each write drops the user's cached answers."""
+        from mnemo.services.search_cache import WatchedStore
+
+        return WatchedStore(self.store, lazy(lambda: self.search_cache))
 
     @cached_property
     def adding(self) -> AddService:
@@ -203,70 +133,54 @@ class Container:
         return HotReads(self.memories, self.search_cache)
 
     @cached_property
-    def reranker(self) -> Reranker:
-        from mnemo.adapters.bedrock_rerank import BedrockReranker
+    def duplicates(self) -> DuplicateService:
+        from mnemo.services.duplicates import DuplicateService
 
-        return BedrockReranker.from_settings(self.settings)
-
-    @cached_property
-    def _erasure_fences(self) -> ErasureFences:
-        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureFences
-
-        return DynamoDbErasureFences(self._dynamodb, self.settings.memories_table)
+        return DuplicateService(self.store, self.memories, lazy(self.index), lazy(lambda: self.embedder), meter=self.meter)
 
     @cached_property
-    def write_fence(self) -> WriteFence:
-        """Every write that creates memories reads the user's erasure fence (services/user_fence.py)."""
-        from mnemo.services.user_fence import WriteFence
+    def extraction(self) -> EntityExtraction:
+        from mnemo.services.extraction import EntityExtraction
 
-        return WriteFence(self._erasure_fences, lambda: self.erasure)
-
-    def index(self) -> SearchIndex:
-        with self._lock:
-            return self._index
-
-    @cached_property
-    def _index(self) -> SearchIndex:
-        if self.settings.index == "opensearch":
-            from mnemo.adapters.opensearch_index import OpenSearchIndex
-
-            # The k-NN leg filters on the embedder's model: vectors of two models never mix.
-            return OpenSearchIndex.from_settings(
-                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
-                client=self._opensearch_client,
-            )
-        from mnemo.adapters.local_index import LocalSearchIndex
-
-        return LocalSearchIndex()
+        return EntityExtraction(lazy(lambda: self.extractor), meter=self.meter)
 
     @cached_property
     def enrichment(self) -> EnrichmentService:
         from mnemo.services.enrichment import EnrichmentService
 
-        return EnrichmentService(self.store, self.graph, self.index, self.embedder, self._extractor(),
+        return EnrichmentService(self.store, self.graph, lazy(self.index), self.embedder, self._extractor(),
                                  facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock,
                                  meter=self.meter)
 
     @cached_property
-    def graph(self) -> GraphStore:
-        from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
+    def status(self) -> StatusService:
+        from mnemo.services.status import StatusService
 
-        return DynamoDbGraphStore(self._dynamodb, self.settings.memories_table)
+        return StatusService(self.store, self.queue)
 
     @cached_property
-    def fact_store(self) -> FactStore:
-        from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
+    def recovery(self) -> RecoveryService:
+        from mnemo.services.recovery import RecoveryService
 
-        return DynamoDbFactStore(self._dynamodb, self.settings.memories_table)
+        return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
+                               upkeep=self.fact_upkeep, clock=self.clock, jobs=self._job_store)
+
+    # -- erasure ---------------------------------------------------------------------------------
+    @cached_property
+    def write_fence(self) -> WriteFence:
+        """Every write that creates memories reads the user's erasure fence (services/user_fence.py)."""
+        from mnemo.services.user_fence import WriteFence
+
+        return WriteFence(self._erasure_fences, lazy(lambda: self.erasure))
 
     @cached_property
     def erasure(self) -> ErasureService:
         from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureMarks
         from mnemo.services.erasure import ErasureService
 
-        return ErasureService(self._watched_store, self.graph, self.fact_store, self.index, clock=self.clock,
+        return ErasureService(self._watched_store, self.graph, self.fact_store, lazy(self.index), clock=self.clock,
                               marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
-                              fact_index=self.fact_index, upkeep=self.fact_upkeep, queue=self.queue)
+                              fact_index=lazy(self.fact_index), upkeep=self.fact_upkeep, queue=self.queue)
 
     @cached_property
     def erasure_jobs(self) -> ErasureJobService:
@@ -278,12 +192,7 @@ class Container:
                                  fences=self._erasure_fences, settle=timedelta(seconds=self.settings.erasure_settle_seconds),
                                  work_jobs=self._job_store, runner=self.runner)
 
-    @cached_property
-    def _job_queue(self) -> JobQueue:
-        from mnemo.adapters.sqs_jobs import SqsJobQueue
-
-        return SqsJobQueue(self._sqs, self.settings.queue_url)
-
+    # -- jobs, imports and exports ---------------------------------------------------------------
     @cached_property
     def runner(self) -> JobRunner:
         """The worker's job runner; each job service registers its kinds' step handlers when built,
@@ -293,89 +202,12 @@ class Container:
         return JobRunner(self._job_queue, clock=self.clock, builders={"job": lambda: self.jobs, "erasure": lambda: self.erasure_jobs})
 
     @cached_property
-    def _job_store(self) -> JobStore:
-        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
-
-        return DynamoDbJobStore(self._dynamodb, self.settings.memories_table)
-
-    @cached_property
     def jobs(self) -> JobService:
         from mnemo.services.jobs import JobService
 
-        def mem0() -> Mem0Source:
-            from mnemo.adapters.mem0_http import Mem0HttpSource
-
-            return Mem0HttpSource(self.settings.mem0_api_url)
-
         return JobService(self._job_store, self._job_queue, self.imports, self.duplicates,
-                          self.erasure_jobs, mem0 if self.settings.mem0_import_enabled else None, clock=self.clock,
-                          fence=self.write_fence, runner=self.runner)
-
-    @cached_property
-    def facts(self) -> FactService:
-        from mnemo.services.facts import FactService
-
-        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
-                           meter=self.meter, fence=self.write_fence)
-
-    @cached_property
-    def fact_upkeep(self) -> FactUpkeep:
-        from mnemo.domain.predicates import PredicateTable
-        from mnemo.services.fact_upkeep import FactUpkeep
-
-        table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
-                                        self.settings.fact_multi_valued)
-        return FactUpkeep(self.fact_store, table, self.fact_index, embedder=lambda: self.embedder,
-                          annotator=self._intent_annotator())
-
-    def fact_index(self) -> FactIndex:
-        with self._lock:
-            return self._fact_index
-
-    @cached_property
-    def _fact_index(self) -> FactIndex:
-        if self.settings.index == "opensearch":  # the second physical index, on the same client
-            from mnemo.adapters.opensearch_facts import OpenSearchFactIndex
-
-            return OpenSearchFactIndex.from_settings(
-                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
-                client=self._opensearch_client,
-            )
-        from mnemo.adapters.local_fact_index import LocalFactIndex
-
-        return LocalFactIndex()
-
-    @cached_property
-    def _opensearch_client(self) -> object:
-        """One client (connection pool, SigV4 signer) for the memories and the facts index."""
-        from mnemo.adapters.opensearch_base import build_client
-
-        return build_client(self.settings)
-
-    @cached_property
-    def fact_search(self) -> FactSearchService:
-        from mnemo.services.fact_search import FactSearchService
-
-        return FactSearchService(self.fact_store, self.fact_index, embedder=lambda: self.embedder, meter=self.meter)
-
-    @cached_property
-    def recovery(self) -> RecoveryService:
-        from mnemo.services.recovery import RecoveryService
-
-        return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
-                               upkeep=self.fact_upkeep, clock=self.clock, jobs=self._job_store)
-
-    @cached_property
-    def status(self) -> StatusService:
-        from mnemo.services.status import StatusService
-
-        return StatusService(self.store, self.queue)
-
-    @cached_property
-    def duplicates(self) -> DuplicateService:
-        from mnemo.services.duplicates import DuplicateService
-
-        return DuplicateService(self.store, self.memories, self.index, lambda: self.embedder, meter=self.meter)
+                          self.erasure_jobs, lazy(self._mem0) if self.settings.mem0_import_enabled else None,
+                          clock=self.clock, fence=self.write_fence, runner=self.runner)
 
     @cached_property
     def imports(self) -> ImportService:
@@ -383,7 +215,7 @@ class Container:
         from mnemo.services.imports import ImportService
 
         recorded = FactImports(self.fact_store, upkeep=self.fact_upkeep, meter=self.meter, clock=self.clock)
-        return ImportService(lambda: self.duplicates, store=self._watched_store, queue=self.queue, index=self.index,
+        return ImportService(lazy(lambda: self.duplicates), store=self._watched_store, queue=self.queue, index=lazy(self.index),
                              erased_among=self.erasure.erased_among, meter=self.meter, clock=self.clock,
                              recorded=recorded, fence=self.write_fence)
 
@@ -400,6 +232,30 @@ class Container:
 
         return ExportService(self.memories, self.store, self.fact_store)
 
+    # -- facts and the graph ---------------------------------------------------------------------
+    @cached_property
+    def facts(self) -> FactService:
+        from mnemo.services.facts import FactService
+
+        return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
+                           meter=self.meter, fence=self.write_fence)
+
+    @cached_property
+    def fact_upkeep(self) -> FactUpkeep:
+        from mnemo.domain.predicates import PredicateTable
+        from mnemo.services.fact_upkeep import FactUpkeep
+
+        table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
+                                        self.settings.fact_multi_valued)
+        return FactUpkeep(self.fact_store, table, lazy(self.fact_index), embedder=lazy(lambda: self.embedder),
+                          annotator=self._intent_annotator())
+
+    @cached_property
+    def fact_search(self) -> FactSearchService:
+        from mnemo.services.fact_search import FactSearchService
+
+        return FactSearchService(self.fact_store, lazy(self.fact_index), embedder=lazy(lambda: self.embedder), meter=self.meter)
+
     @cached_property
     def connections(self) -> ConnectionService:
         from mnemo.services.connections import ConnectionService
@@ -411,75 +267,6 @@ class Container:
         from mnemo.services.graph_traversal import GraphTraversal
 
         return GraphTraversal(self.fact_store, meter=self.meter)
-
-    @cached_property
-    def extraction(self) -> EntityExtraction:
-        from mnemo.services.extraction import EntityExtraction
-
-        return EntityExtraction(lambda: self.extractor, meter=self.meter)
-
-    @cached_property
-    def extractor(self):
-        """The configured extractor, for callers that extract without storing (r3 extract_entities)."""
-        return self._extractor()
-
-    @cached_property
-    def embedder(self) -> Embedder:
-        if self.settings.embedder == "bedrock":
-            from mnemo.adapters.bedrock import BedrockEmbedder
-
-            return BedrockEmbedder.from_settings(self.settings)
-        from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
-
-        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
-                                   engine=self.settings.embedder_engine)
-
-    @cached_property
-    def edit_interpreter(self) -> EditInterpreter:
-        """Chosen with the extractor setting: Bedrock Converse, or the local phrase grammar."""
-        if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_edits import BedrockEditInterpreter
-
-            return BedrockEditInterpreter.from_settings(self.settings)
-        from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
-
-        return RuleEditInterpreter()
-
-    @property
-    def edit_help(self) -> str:
-        """What the configured interpreter understands, for tool descriptions, without building its client."""
-        if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_edits import HELP as BEDROCK_HELP
-
-            return BEDROCK_HELP
-        from mnemo.adapters.rule_edit_interpreter import HELP
-
-        return HELP
-
-    def _intent_annotator(self) -> IntentAnnotator:
-        """Chosen with the extractor setting: Bedrock Converse, or the local cue-word table."""
-        if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_intents import BedrockIntentAnnotator
-
-            return BedrockIntentAnnotator.from_settings(self.settings)
-        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
-
-        return HeuristicIntentAnnotator()
-
-    def _extractor(self):
-        if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock import BedrockExtractor
-
-            return BedrockExtractor.from_settings(self.settings)
-        from mnemo.adapters.heuristic_extractor import HeuristicExtractor
-
-        return HeuristicExtractor()
-
-
-def default_model_dir() -> str:
-    from pathlib import Path
-
-    return str(Path.cwd() / "models" / "minilm")
 
 
 _current: Container | None = None

@@ -27,7 +27,7 @@ def stubbed(aws: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[tu
     from mnemo.settings import MnemoSettings
 
     client = _client()
-    monkeypatch.setattr(bedrock, "_bedrock_client", lambda: client)  # ConverseAdapter.from_settings reads it
+    monkeypatch.setattr(bedrock, "bedrock_client", lambda: client)  # ConverseAdapter.from_settings reads it
     monkeypatch.setattr(bedrock.time, "sleep", lambda _: None)  # the backoff, not the count
     bootstrap.reset()
     container = bootstrap.install(bootstrap.Container(MnemoSettings(extractor="bedrock"), clock=FixedClock()))

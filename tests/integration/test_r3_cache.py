@@ -64,7 +64,7 @@ def test_a_repeat_is_served_from_the_cache_until_a_write_of_that_user(http, cont
     # When: a memory is added behind this cache's back (straight into the store, as another instance would);
     # Then: the check of the user's newest memory still catches it
     assert search(app, BEES)["cache"] == "hit"
-    elsewhere = MemoryService(container.store, container.queue, container.index, embedder=lambda: container.embedder,
+    elsewhere = MemoryService(container.store, container.queue, container.index(), embedder=container.embedder,
                               clock=container.clock)  # the bare store: no hook into this instance's cache
     owner = Principal(tenant="local", key_prefix="other-instance", permissions=[Permission.ADMIN])
     late = elsewhere.capture(owner, CaptureCommand(raw="Dana sold bees to Eli.", user_id="dana", as_user=True)).id

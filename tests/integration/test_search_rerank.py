@@ -39,7 +39,7 @@ def stored(container, principal, aws) -> None:
 
 
 def search(container, principal, reranker: Reverse | None, mode: str = "full") -> list[tuple[str, float]]:
-    container.memories._reranker = (lambda: reranker) if reranker else None
+    container.memories._reranker = reranker
     hits = container.memories.search(principal, RetrieveCommand(query="standup", user_id="alice", mode=mode, top_k=3))
     return [(h.memory.raw, round(h.score, 6)) for h in hits]  # the test clock ticks between searches
 

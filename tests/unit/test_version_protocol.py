@@ -78,7 +78,7 @@ class Queue:
 def race(edits: int, workers: int) -> tuple[str, set[str], set[str], list[Activity]]:
     store = AtomicStore()
     interpreter = RuleEditInterpreter()
-    service = MemoryService(store, Queue(), lambda: None, interpreter=lambda: interpreter)  # type: ignore[arg-type, return-value]
+    service = MemoryService(store, Queue(), None, interpreter=interpreter)  # type: ignore[arg-type]
     memory = service.capture(CALLER, CaptureCommand(raw="start"))
     acknowledged: set[str] = set()
     refused: set[str] = set()

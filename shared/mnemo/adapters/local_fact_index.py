@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.scoring import bm25_idf, bm25_term, clamp01
 from mnemo.domain.text import tokenize
-from mnemo.ports import FactDocument, FactHit
+from mnemo.ports import FACT_LEXICAL_FIELDS, FactDocument, FactHit
 
 Partition = tuple[str, str, str]
-NAMES_BOOST = 0.5  # entity names mostly repeat the sentence's words; they break ties between facts
-CANONICAL_BOOST = 1.0  # the canonical words are the fact's meaning, worth its own words (docs/facts.md)
+_SENTENCE, _NAMES, _CANONICAL = (FACT_LEXICAL_FIELDS[field] for field in ("sentence", "names", "canonical"))
 
 
 class LocalFactIndex:
@@ -63,8 +62,8 @@ class LocalFactIndex:
         query = set(tokenize(text))
         fields = [_Stats(query, [r[1] for r in rows]), _Stats(query, [r[2] for r in rows]),
                   _Stats(query, [r[3] for r in rows])]
-        lexical = {doc.fact_uuid: fields[0].score(terms) + NAMES_BOOST * fields[1].score(names)
-                   + CANONICAL_BOOST * fields[2].score(canonical) for doc, terms, names, canonical in rows}
+        lexical = {doc.fact_uuid: _SENTENCE * fields[0].score(terms) + _NAMES * fields[1].score(names)
+                   + _CANONICAL * fields[2].score(canonical) for doc, terms, names, canonical in rows}
         semantic = {row[0].fact_uuid: clamp01(_cosine(vector, row[0].vector)) for row in rows} if vector else {}
         top = [u for u, s in sorted(lexical.items(), key=lambda x: -x[1])[:k] if s > 0]
         top += sorted(semantic, key=lambda u: -semantic[u])[:k]

@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemo.adapters import opensearch_queries as q
-from mnemo.adapters.local_fact_index import CANONICAL_BOOST, NAMES_BOOST
 from mnemo.domain.namespace import Namespace
-from mnemo.ports import FactDocument
+from mnemo.ports import FACT_LEXICAL_FIELDS, FactDocument
 
 # Bump on an incompatible mapping change; `python -m mnemo.cli reindex` fills the new index.
 FACT_MAPPING_VERSION = 2  # 2: `canonical` (the fact in canonical words)
@@ -23,7 +22,6 @@ FACT_MAPPING_VERSION = 2  # 2: `canonical` (the fact in canonical words)
 # batch whose embedding failed) never erases a vector an earlier write stored. Fact sentences never
 # change for a uuid, so nothing else needs ordering.
 LEXICAL_ONLY, EMBEDDED = 1, 2
-FACT_LEXICAL_FIELDS = {"sentence": 1.0, "canonical": CANONICAL_BOOST, "names": NAMES_BOOST}
 FACT_HIT_SOURCE = ["fact_uuid", "entity_ids", "names", "version"]
 _KEYWORD_FIELDS = ("tenant", "user_id", "group_id", "fact_uuid", "entity_ids", "embedding_model")
 

@@ -14,6 +14,7 @@ from mnemo.ports.access import (
     TenantStore,
 )
 from mnemo.ports.facts import (
+    FACT_LEXICAL_FIELDS,
     DerivedFacts,
     DerivedFactStore,
     EntityGraph,
@@ -79,6 +80,7 @@ __all__ = [
     "ErasureJobStore",
     "ErasureMarks",
     "Extractor",
+    "FACT_LEXICAL_FIELDS",
     "FactBackfill",
     "FactDocument",
     "FactErasure",

@@ -178,6 +178,13 @@ class FactStore(EntityGraph, DerivedFactStore, RecordedFactStore, FactTimeline, 
     A service that needs one aggregate takes that port. Design: docs/table-design.md."""
 
 
+# The facts index's lexical fields and their boosts, read by both indexes (local and OpenSearch): the
+# lexical signal is the boosted sum of per-field BM25 scores. The canonical words are the fact's
+# meaning, worth its own words; entity names mostly repeat the sentence's words and only break ties
+# (docs/facts.md).
+FACT_LEXICAL_FIELDS: dict[str, float] = {"sentence": 1.0, "canonical": 1.0, "names": 0.5}
+
+
 class FactDocument(BaseModel):
     """What the facts index holds for one fact: its sentence, its canonical form, its entity names
     and ids, its vector. No status: a search hydrates the facts from the store, which alone says

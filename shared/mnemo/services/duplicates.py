@@ -15,7 +15,6 @@ skipped; every memory is reported archived or skipped with the reason, never los
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
@@ -88,8 +87,8 @@ class DedupReport(BaseModel):
 
 
 class DuplicateService:
-    def __init__(self, store: MemoryStore, memories: MemoryService, index: Callable[[], SearchIndex],
-                 embedder: Callable[[], Embedder], meter: Meter | None = None) -> None:
+    def __init__(self, store: MemoryStore, memories: MemoryService, index: SearchIndex,
+                 embedder: Embedder, meter: Meter | None = None) -> None:
         self._store = store
         self._meter = meter or Meter()  # a check precedes a write: none runs at the write cap
         self._memories = memories
@@ -129,8 +128,8 @@ class DuplicateService:
         wanted = content_hash(text)
         recent = [m for m in self._store.unindexed(principal.tenant, UNINDEXED_READ)
                   if m.user_id == user_id and m.status in LIVE]
-        vector = self._embedder().embed([text])[0]
-        hits = self._index().similar(principal.tenant, user_id, vector, NEIGHBOURS)
+        vector = self._embedder.embed([text])[0]
+        hits = self._index.similar(principal.tenant, user_id, vector, NEIGHBOURS)
         near = {m.id: m for m in self._store.get_many(principal.tenant, [h.memory_id for h in hits])}
         candidates = [*recent, *(near[h.memory_id] for h in hits if h.memory_id in near)]
         for memory in candidates:
@@ -240,12 +239,12 @@ class DuplicateService:
         user_id = principal.user_for(user_id)
         found = {m.id: m for m in self._store.get_many(principal.tenant, memory_ids)}
         memories = [found[i] for i in memory_ids if i in found and found[i].user_id == user_id and found[i].status in LIVE]
-        vectors = self._embedder().embed([m.normalized_text for m in memories]) if memories else []
+        vectors = self._embedder.embed([m.normalized_text for m in memories]) if memories else []
         kept: set[str] = set()
         archived = 0
         skipped: list[Skipped] = []
         for memory, vector in zip(memories, vectors, strict=True):
-            hits = {h.memory_id: h.score for h in self._index().similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
+            hits = {h.memory_id: h.score for h in self._index.similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
             older = [n for n in self._store.get_many(principal.tenant, list(hits))
                      if n.id != memory.id and n.user_id == user_id and n.status in LIVE and _age(n) < _age(memory)
                      and (n.content_hash == memory.content_hash or (hits[n.id] >= threshold and difference(n.raw, memory.raw) is None))]
@@ -264,7 +263,7 @@ class DuplicateService:
         300 memories are 45k dot products of 384-1024 floats, well under a second."""
         if len(memories) < 2:
             return [[0.0] * len(memories) for _ in memories]
-        vectors = self._embedder().embed([m.normalized_text for m in memories])
+        vectors = self._embedder.embed([m.normalized_text for m in memories])
         size = len(vectors)
         table = [[0.0] * size for _ in range(size)]
         for i in range(size):

@@ -72,7 +72,7 @@ class EnrichmentService:
         self,
         store: MemoryStore,
         graph: GraphStore,
-        index: Callable[[], SearchIndex],
+        index: SearchIndex,
         embedder: Embedder,
         extractor: Extractor,
         *,
@@ -274,7 +274,7 @@ class EnrichmentService:
     def _write_derived(self, item: Prepared, memory: Memory, batch: Batch) -> Derived:
         """The derived writes (facts, index) and the graph's planned change; `_mark_enriched` records them."""
         if memory.status == Status.ARCHIVED:  # archived: out of the index and the graph
-            self._index().delete(memory.tenant, memory.id, memory.index_ids)
+            self._index.delete(memory.tenant, memory.id, memory.index_ids)
             groups = self._fact_stage.replace(memory, [])  # its facts lose this source
             self._graph.clear(memory)
             return Derived(memory.category, memory.entities, memory.importance, [], groups=groups)
@@ -292,7 +292,7 @@ class EnrichmentService:
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
                                          date_words(memory.captured_at)]))
         document = self._document(memory, extraction, entities, vector, context, all_links)
-        index_ids = self._index().upsert([document])
+        index_ids = self._index.upsert([document])
         batch.planned(memory, entities, links)
         return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups,
                        document=document, previous_id=previous.id if previous else None, facts=[f.uuid for f in facts])
@@ -309,7 +309,7 @@ class EnrichmentService:
         rebuilt = document.model_copy(update={
             "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
             "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too
-        index_ids = self._index().upsert([rebuilt]).get(memory.id, derived.index_ids)
+        index_ids = self._index.upsert([rebuilt]).get(memory.id, derived.index_ids)
         logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
         return replace(derived, index_ids=index_ids, document=rebuilt)
 
@@ -330,7 +330,7 @@ class EnrichmentService:
             if other != memory.id and weight > weights.get(other, (0.0, ""))[0]:
                 weights[other] = (round(weight, 4), reason)
 
-        for hit in self._index().similar(memory.tenant, memory.user_id, vector, SEMANTIC_LINKS, exclude=memory.id):
+        for hit in self._index.similar(memory.tenant, memory.user_id, vector, SEMANTIC_LINKS, exclude=memory.id):
             if hit.score >= SEMANTIC_LINK_MIN_COSINE:
                 offer(hit.memory_id, hit.score, "semantic")
         if entities:

@@ -43,8 +43,8 @@ ERASED_ORIGINAL = "duplicate of an erased memory"  # what its archive line says 
 
 
 class ErasureService:
-    def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactErasure, index: Callable[[], SearchIndex], *,
-                 marks: ErasureMarks | None = None, fact_index: Callable[[], FactIndex] | None = None,
+    def __init__(self, store: MemoryStore, graph: GraphStore, facts: FactErasure, index: SearchIndex, *,
+                 marks: ErasureMarks | None = None, fact_index: FactIndex | None = None,
                  upkeep: FactUpkeep | None = None, queue: EnrichmentQueue | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
         self._upkeep = upkeep
@@ -138,7 +138,7 @@ class ErasureService:
         erased = self._facts.erase_recorded(tenant, user_id, limit=limit)
         if self._fact_index is not None:
             for uuid in erased:
-                self._fact_index().delete(tenant, uuid)
+                self._fact_index.delete(tenant, uuid)
         return len(erased)
 
     def erase_recorded_facts(self, tenant: str, user_id: str, fact_uuids: Sequence[str]) -> int:
@@ -147,7 +147,7 @@ class ErasureService:
         erased = self._facts.erase_recorded_facts(tenant, user_id, fact_uuids)
         if self._fact_index is not None:
             for uuid in erased:
-                self._fact_index().delete(tenant, uuid)
+                self._fact_index.delete(tenant, uuid)
         return len(erased)
 
     def erased(self, tenant: str, memory_id: str) -> bool:
@@ -166,11 +166,11 @@ class ErasureService:
         an enrichment racing the erasure derived, whose records the erasure may have deleted already."""
         tenant, now = memory.tenant, self._clock()
         copies = list(dict.fromkeys([*memory.index_ids, *index_ids]))
-        self._index().delete(tenant, memory.id, copies)
+        self._index.delete(tenant, memory.id, copies)
         facts = self._facts.erase_memory(memory, now, also=derived)
         if self._fact_index is not None:
             for fact in facts.erased:  # its sentence leaves the facts index too
-                self._fact_index().delete(tenant, fact.uuid)
+                self._fact_index.delete(tenant, fact.uuid)
         if facts.erased or facts.kept:
             if self._upkeep is not None:  # a value an erased fact had retired comes back, as after a retract
                 self._upkeep.reconcile(self._upkeep.groups([*facts.erased, *facts.kept]), actor="erasure", at=now)

@@ -4,8 +4,6 @@ permission table (`memory:write`) and of the meter (one `writes` unit), since it
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from mnemo.domain.extraction import Extraction
 from mnemo.domain.models import Principal
 from mnemo.ports import Extractor
@@ -14,8 +12,8 @@ from mnemo.services.permissions import Operation, authorize
 
 
 class EntityExtraction:
-    def __init__(self, extractor: Callable[[], Extractor], *, meter: Meter) -> None:
-        self._extractor = extractor  # a factory: building a model client is paid by the first call
+    def __init__(self, extractor: Extractor, *, meter: Meter) -> None:
+        self._extractor = extractor  # deferred by the composition root: the first call builds the model client
         self._meter = meter
 
     def extract(self, principal: Principal, text: str) -> Extraction:
@@ -23,4 +21,4 @@ class EntityExtraction:
         without `memory:write` or when the tenant's `writes` limit is reached."""
         authorize(principal, Operation.EXTRACT)
         self._meter.charge(principal, Operation.EXTRACT)
-        return self._extractor().extract(text)
+        return self._extractor.extract(text)

@@ -6,7 +6,6 @@ active, and scored in [0, 1] (docs/facts.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
@@ -50,7 +49,7 @@ class ScoredFact(BaseModel):
 
 
 class FactSearchService:
-    def __init__(self, facts: FactStore, index: Callable[[], FactIndex], embedder: Callable[[], Embedder] | None = None,
+    def __init__(self, facts: FactStore, index: FactIndex, embedder: Embedder | None = None,
                  *, meter: Meter | None = None) -> None:
         self._facts = facts
         self._meter = meter or Meter()
@@ -63,7 +62,7 @@ class FactSearchService:
         ns = Namespace(tenant=principal.tenant, user_id=principal.user_for(query.user_id),
                        group_id=query.group_id)
         statuses = (FactStatus.ACTIVE,) if query.as_of is None else (FactStatus.ACTIVE, FactStatus.INVALIDATED)
-        hits = {h.fact_uuid: h for h in self._index().search(ns, query.query, self._vector(query.query), max(50, 5 * query.limit))}
+        hits = {h.fact_uuid: h for h in self._index.search(ns, query.query, self._vector(query.query), max(50, 5 * query.limit))}
         proximity = self._proximity(ns, query.query, list(hits.values()), statuses)
         facts = self._facts.get_many(ns.tenant, list(dict.fromkeys([*hits, *proximity])))
         scored = []
@@ -81,7 +80,7 @@ class FactSearchService:
         if self._embedder is None:
             return None
         try:
-            return self._embedder().embed([text])[0]
+            return self._embedder.embed([text])[0]
         except MnemoError as exc:  # degrade to words and graph rather than fail the search
             logger.warning("fact search without embeddings: %s", exc.message)
             return None

@@ -9,7 +9,7 @@ a concurrent writer added to the same group meanwhile.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from mnemo.domain.graph import Fact, FactStatus, canonical_form, canonical_words, embedding_text, graph_key
@@ -27,8 +27,8 @@ Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
 
 
 class FactUpkeep:
-    def __init__(self, facts: FactStore, predicates: PredicateTable, index: Callable[[], FactIndex],
-                 embedder: Callable[[], Embedder] | None = None, annotator: IntentAnnotator | None = None) -> None:
+    def __init__(self, facts: FactStore, predicates: PredicateTable, index: FactIndex,
+                 embedder: Embedder | None = None, annotator: IntentAnnotator | None = None) -> None:
         self.annotator = annotator
         self._facts = facts
         self.predicates = predicates
@@ -87,9 +87,9 @@ class FactUpkeep:
         if vectors is None and self._embedder is not None:
             try:
                 texts = [embedding_text(d.sentence, d.canonical) for d in docs]
-                vectors = dict(zip([d.sentence for d in docs], self._embedder().embed(texts), strict=True))
+                vectors = dict(zip([d.sentence for d in docs], self._embedder.embed(texts), strict=True))
             except MnemoError as exc:
                 logger.warning("fact embeddings unavailable; indexed lexically only: %s", exc.message)
         if vectors:
             docs = [d.model_copy(update={"vector": vectors.get(d.sentence)}) for d in docs]
-        self._index().upsert(docs)
+        self._index.upsert(docs)

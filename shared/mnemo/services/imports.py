@@ -61,8 +61,8 @@ def _is_uuid(value: str) -> bool:
 
 class ImportService:
     def __init__(
-        self, duplicates: Callable[[], DuplicateService], *, store: MemoryStore, queue: EnrichmentQueue,
-        index: Callable[[], SearchIndex], erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
+        self, duplicates: DuplicateService, *, store: MemoryStore, queue: EnrichmentQueue,
+        index: SearchIndex, erased_among: Callable[[str, Sequence[str]], set[str]], meter: Meter,
         clock: Callable[[], datetime], new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         recorded: FactImports | None = None, fence: WriteFence | None = None,
     ) -> None:
@@ -163,7 +163,7 @@ class ImportService:
         return kept
 
     def _stored_duplicate(self, principal: Principal, user_id: str, text: str) -> str | None:
-        found = self._duplicates().find(principal, user_id, text, room_checked=True, charged=True)
+        found = self._duplicates.find(principal, user_id, text, room_checked=True, charged=True)
         return found.memory.id if found is not None else None
 
     def _write(self, principal: Principal, planned: list[PlannedItem], admission: Admission | None) -> None:
@@ -197,7 +197,7 @@ class ImportService:
             author=m.author, status=m.status, text=m.normalized_text, captured_at=m.captured_at, created_at=m.created_at,
         ) for m in memories]
         try:
-            copies = self._index().upsert(documents)
+            copies = self._index.upsert(documents)
         except DependencyError:
             logger.warning("import could not index lexically; enrichment will", exc_info=True)
             return memories

@@ -81,7 +81,7 @@ def parts_of(items: Sequence[Any], size: int) -> list[list[Any]]:
 
 class JobService:
     def __init__(self, jobs: JobStore, queue: JobQueue, imports: ImportService, duplicates: DuplicateService,
-                 erasure_jobs: ErasureJobService, mem0: Callable[[], Mem0Source] | None, *,
+                 erasure_jobs: ErasureJobService, mem0: Mem0Source | None, *,
                  clock: Callable[[], datetime] = utcnow, new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
                  fence: WriteFence | None = None, runner: JobRunner) -> None:
         self._jobs = jobs
@@ -210,7 +210,7 @@ class JobService:
             raise ValidationFailed(MEM0_DISABLED)
         if not message.api_key:
             raise ValidationFailed("api_key: the job's message lost it; request the import again")
-        page = self._mem0().page(message.api_key, job.user_id, job.step + 1, MEM0_PAGE_SIZE)
+        page = self._mem0.page(message.api_key, job.user_id, job.step + 1, MEM0_PAGE_SIZE)
         summary = self._import(job, page.items, job.progress.done)
         progress = JobProgress(done=job.progress.done + len(page.items), total=page.total)
         return job.model_copy(update={"summary": job.summary.plus(summary), "progress": progress}), page.last

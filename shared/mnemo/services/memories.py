@@ -84,13 +84,13 @@ class MemoryService:
         self,
         store: MemoryStore,
         queue: EnrichmentQueue,
-        index: Callable[[], SearchIndex],
+        index: SearchIndex,
         *,
-        embedder: Callable[[], Embedder] | None = None,
+        embedder: Embedder | None = None,
         graph: GraphStore | None = None,
         facts: FactStore | None = None,
-        interpreter: Callable[[], EditInterpreter] | None = None,
-        reranker: Callable[[], Reranker] | None = None,
+        interpreter: EditInterpreter | None = None,
+        reranker: Reranker | None = None,
         clock: Callable[[], datetime] = utcnow,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         meter: Meter | None = None,
@@ -100,13 +100,13 @@ class MemoryService:
         self._fence = fence  # a user's erasure against captures in flight (services/user_fence.py)
         self._meter = meter or Meter()  # counts writes and retrievals against the tenant's month
         self._queue = queue
-        # Factories: only searches pay for building the index client and loading the model.
+        # Deferred by the composition root (adapters/lazy.py): only searches build the index client and the model.
         self._index = index
         self._embedder = embedder
         self._graph = graph
         self._facts = facts
-        self._interpreter = interpreter  # a factory: only edit requests pay for building an LLM client
-        self._reranker = reranker  # a factory; None: no reranking stage (the local stack: no weights ship)
+        self._interpreter = interpreter  # deferred too: only edit requests build an LLM client
+        self._reranker = reranker  # None: no reranking stage (the local stack: no weights ship)
         self._clock = clock
         self._new_id = new_id
 
@@ -253,7 +253,7 @@ class MemoryService:
         if self._interpreter is None:
             raise UnsupportedEditError("edit_request: no edit interpreter is configured; pass raw_text instead")
         if text not in plans:
-            plans[text] = self._interpreter().interpret(request, text)
+            plans[text] = self._interpreter.interpret(request, text)
         return plans[text]
 
     def _edit(self, principal: Principal, memory_id: str, command: EditCommand, plans: dict[str, EditPlan],
@@ -270,7 +270,7 @@ class MemoryService:
             applied.append("replaced the whole text (raw_text)")
         elif command.edit_request:
             plan = blind_plan(principal, command.edit_request, self._plan(command.edit_request, current.raw, plans))
-            outcome = apply_plan(current.raw, current.status, plan, help_text=self._interpreter().help)  # type: ignore[misc]
+            outcome = apply_plan(current.raw, current.status, plan, help_text=self._interpreter.help)  # type: ignore[union-attr]
             asked = {op.status for op in plan.operations if isinstance(op, SetStatus)}
             if command.status is not None and asked and asked != {command.status}:
                 raise ValidationFailed("status and edit_request: they ask for different statuses; give one of them")

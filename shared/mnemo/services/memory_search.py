@@ -33,10 +33,10 @@ def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
 
 class MemorySearch:
     """The search half of `MemoryService` (services/memories.py): it owns the collaborators and builds
-    one of these per search (a plain object over the same factories: nothing is loaded twice)."""
+    one of these per search (a plain object over the same collaborators, lazy adapters: nothing is built twice)."""
 
-    def __init__(self, store: MemoryStore, index: Callable[[], SearchIndex], *,
-                 embedder: Callable[[], Embedder] | None, reranker: Callable[[], Reranker] | None,
+    def __init__(self, store: MemoryStore, index: SearchIndex, *,
+                 embedder: Embedder | None, reranker: Reranker | None,
                  clock: Callable[[], datetime]) -> None:
         self._store = store
         self._index = index
@@ -53,7 +53,7 @@ class MemorySearch:
         probe = self._probe(scope, command, context)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         recent = self._unindexed(probe)
-        candidates = query_input.merge(self._index().search(probe), query_input.unindexed_candidates(recent, probe.text))
+        candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
         scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
         reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
         # A reranker reorders the best RERANK_DEPTH visible hits: those are read, not only the first top_k.
@@ -77,7 +77,7 @@ class MemorySearch:
         if len(results) < 2:
             return results
         try:
-            relevance = self._reranker().rerank(query, [r.memory.raw for r in results])  # type: ignore[misc]
+            relevance = self._reranker.rerank(query, [r.memory.raw for r in results])  # type: ignore[union-attr]
         except DependencyError as exc:
             logger.warning("rerank failed; the fused order stands", extra={"reason": str(exc)})
             return results
@@ -126,7 +126,7 @@ class MemorySearch:
         vector = None
         if self._embedder is not None:
             texts = [command.query, context] if context and context.strip() else [command.query]
-            vectors = self._embedder().embed(texts)
+            vectors = self._embedder.embed(texts)
             vector = query_input.blend(vectors[0], vectors[1]) if len(vectors) == 2 else vectors[0]
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)

@@ -77,7 +77,7 @@ def with_params(uri: str, **params: str | None) -> str:
 class AuthorizationServer:
     def __init__(self, store: OAuthStore, keys: KeyService, codes: ConnectCodes, grants: GrantService, *,
                  issuer: str, profiles: Sequence[str], registrations_per_minute: int,
-                 cimd_allow: Sequence[str] = (), fetcher: Callable[[], ClientMetadataFetcher] | None = None,
+                 cimd_allow: Sequence[str] = (), fetcher: ClientMetadataFetcher | None = None,
                  clock: Callable[[], datetime] = utcnow) -> None:
         self._store = store
         self._keys = keys
@@ -137,7 +137,7 @@ class AuthorizationServer:
         if cached is not None and self._clock() < cached.expires_at:
             return cached
         try:
-            document = self._fetcher().fetch(url)
+            document = self._fetcher.fetch(url)
             if document.get("client_id") != url:
                 raise ValidationFailed("client metadata: its client_id is not the URL it was fetched from")
             if cached is not None:

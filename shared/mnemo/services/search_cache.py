@@ -175,27 +175,27 @@ class WatchedStore:
     """The store as the memory and erasure services use it: every write drops the cache entries of
     the user it touches (an erasure, whose user is not in the call, drops the tenant's)."""
 
-    def __init__(self, store: MemoryStore, cache: Callable[[], SearchCache]) -> None:
+    def __init__(self, store: MemoryStore, cache: SearchCache) -> None:
         self._inner = store
         self._cache = cache
 
     def put_new(self, memory: Memory, activity: Activity | None = None) -> None:
         self._inner.put_new(memory, activity)
-        self._cache().invalidate(memory.tenant, memory.user_id)
+        self._cache.invalidate(memory.tenant, memory.user_id)
 
     def put_new_many(self, created: Sequence[tuple[Memory, Activity]]) -> None:
         self._inner.put_new_many(created)
         for tenant, user_id in {(memory.tenant, memory.user_id) for memory, _ in created}:
-            self._cache().invalidate(tenant, user_id)
+            self._cache.invalidate(tenant, user_id)
 
     def save(self, memory: Memory, *, expected_version: int, activity: Activity | None = None,
              duplicate_of: str | None = None) -> None:
         self._inner.save(memory, expected_version=expected_version, activity=activity, duplicate_of=duplicate_of)
-        self._cache().invalidate(memory.tenant, memory.user_id)
+        self._cache.invalidate(memory.tenant, memory.user_id)
 
     def erase(self, tenant: str, memory_id: str) -> int:
         erased = self._inner.erase(tenant, memory_id)
-        self._cache().invalidate(tenant)
+        self._cache.invalidate(tenant)
         return erased
 
     def get(self, tenant: str, memory_id: str, *, salvage: bool = False) -> Memory | None:

@@ -16,7 +16,7 @@ its request on), so no clock skew between two Lambdas can let a write through.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mnemo.domain.models import Memory
@@ -49,9 +49,9 @@ def _since(user_id: str) -> UserErasedError:
 
 
 class WriteFence:
-    def __init__(self, fences: ErasureFences, erasure: Callable[[], ErasureService]) -> None:
+    def __init__(self, fences: ErasureFences, erasure: ErasureService) -> None:
         self._fences = fences
-        self._erasure = erasure  # a factory: only a write that lost the race builds the erasure's adapters
+        self._erasure = erasure  # deferred by the composition root: only a write that lost the race builds its adapters
 
     def admit(self, tenant: str, user_id: str) -> Admission:
         """Before a write: refused while an erasure of the user runs; else what the write saw."""
@@ -76,7 +76,7 @@ class WriteFence:
         if refusal is None:
             return
         for memory in written:
-            self._erasure().erase(memory)
+            self._erasure.erase(memory)
         logger.info("write erased: its user's erasure came first", extra={"memories": len(written)})
         raise refusal
 
@@ -88,7 +88,7 @@ class WriteFence:
         if refusal is None:
             return
         if fact_uuids:
-            self._erasure().erase_recorded_facts(admission.tenant, admission.user_id, fact_uuids)
+            self._erasure.erase_recorded_facts(admission.tenant, admission.user_id, fact_uuids)
         logger.info("recorded facts erased: their user's erasure came first", extra={"facts": len(fact_uuids)})
         raise refusal
 

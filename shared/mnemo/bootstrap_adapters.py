@@ -1,0 +1,251 @@
+"""The composition root's outer half: settings → adapters. Which adapter serves each port (DynamoDB
+tables, SQS queues, OpenSearch or the in-process indexes, Bedrock or the local models), each built
+on first use and kept for the process (per cold start). `bootstrap.Container` builds the services
+over them.
+
+Nothing here runs at import, and nothing is built with the container: AWS clients, the search index
+client, the embedding model and the LLM clients come with the first request that needs one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from mnemo.domain.timestamps import utcnow
+
+if TYPE_CHECKING:
+    from mnemo.ports import (
+        ClientMetadataFetcher,
+        EditInterpreter,
+        Embedder,
+        EnrichmentQueue,
+        ErasureFences,
+        Extractor,
+        FactIndex,
+        FactStore,
+        GraphStore,
+        IntentAnnotator,
+        JobQueue,
+        JobStore,
+        Mem0Source,
+        MemoryStore,
+        OAuthStore,
+        Reranker,
+        SearchIndex,
+    )
+    from mnemo.settings import MnemoSettings
+
+
+class Adapters:
+    def __init__(self, settings: MnemoSettings, *, clock: Callable[[], datetime] = utcnow) -> None:
+        """`clock` is every service's notion of now (tests inject a fixed one: no test reads the wall clock)."""
+        self.settings = settings
+        self.clock = clock
+        self._lock = threading.Lock()
+
+    def forget_connections(self) -> None:
+        """Drop every adapter and service built so far (AWS clients with their credentials and
+        connection pools, the search index client, the API-key cache) and refresh the shared AWS
+        session; the next request builds them afresh. Run after a SnapStart restore
+        (mnemo.surfaces.snapstart): a snapshot's connections are dead and its credentials may be."""
+        from mnemo.adapters.aws import refresh_session
+
+        with self._lock:
+            for layer in type(self).__mro__:  # the container's services and these adapters
+                for name, attribute in vars(layer).items():
+                    if isinstance(attribute, cached_property):
+                        self.__dict__.pop(name, None)
+        refresh_session()
+
+    # -- AWS: one client per service, the tables and queues on them ----------------------------
+    @cached_property
+    def _dynamodb(self) -> object:
+        from mnemo.adapters.aws import client
+
+        return client("dynamodb")
+
+    @cached_property
+    def _sqs(self) -> object:
+        from mnemo.adapters.aws import client
+
+        return client("sqs")
+
+    @cached_property
+    def store(self) -> MemoryStore:
+        from mnemo.adapters.dynamodb_store import DynamoDbMemoryStore
+
+        return DynamoDbMemoryStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
+
+        return DynamoDbGraphStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def fact_store(self) -> FactStore:
+        from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
+
+        return DynamoDbFactStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def _erasure_fences(self) -> ErasureFences:
+        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureFences
+
+        return DynamoDbErasureFences(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def _job_store(self) -> JobStore:
+        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
+
+        return DynamoDbJobStore(self._dynamodb, self.settings.memories_table)
+
+    @cached_property
+    def _oauth_store(self) -> OAuthStore:
+        from mnemo.adapters.dynamodb_oauth import DynamoDbOAuthStore
+
+        return DynamoDbOAuthStore(self._dynamodb, self.settings.oauth_table)
+
+    @cached_property
+    def queue(self) -> EnrichmentQueue:
+        from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
+
+        return SqsEnrichmentQueue(self._sqs, self.settings.queue_url, self.settings.dlq_url)
+
+    @cached_property
+    def _job_queue(self) -> JobQueue:
+        from mnemo.adapters.sqs_jobs import SqsJobQueue
+
+        return SqsJobQueue(self._sqs, self.settings.queue_url)
+
+    # -- the indexes: OpenSearch (one client for both) or in process ---------------------------
+    def index(self) -> SearchIndex:
+        with self._lock:
+            return self._index
+
+    @cached_property
+    def _index(self) -> SearchIndex:
+        if self.settings.index == "opensearch":
+            from mnemo.adapters.opensearch_index import OpenSearchIndex
+
+            # The k-NN leg filters on the embedder's model: vectors of two models never mix.
+            return OpenSearchIndex.from_settings(
+                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
+                client=self._opensearch_client,
+            )
+        from mnemo.adapters.local_index import LocalSearchIndex
+
+        return LocalSearchIndex()
+
+    def fact_index(self) -> FactIndex:
+        with self._lock:
+            return self._fact_index
+
+    @cached_property
+    def _fact_index(self) -> FactIndex:
+        if self.settings.index == "opensearch":  # the second physical index, on the same client
+            from mnemo.adapters.opensearch_facts import OpenSearchFactIndex
+
+            return OpenSearchFactIndex.from_settings(
+                self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
+                client=self._opensearch_client,
+            )
+        from mnemo.adapters.local_fact_index import LocalFactIndex
+
+        return LocalFactIndex()
+
+    @cached_property
+    def _opensearch_client(self) -> object:
+        """One client (connection pool, SigV4 signer) for the memories and the facts index."""
+        from mnemo.adapters.opensearch_base import build_client
+
+        return build_client(self.settings)
+
+    # -- the models: Bedrock, or the local twins ------------------------------------------------
+    @cached_property
+    def embedder(self) -> Embedder:
+        if self.settings.embedder == "bedrock":
+            from mnemo.adapters.bedrock_embedder import BedrockEmbedder
+
+            return BedrockEmbedder.from_settings(self.settings)
+        from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+
+        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
+                                   engine=self.settings.embedder_engine)
+
+    @cached_property
+    def extractor(self) -> Extractor:
+        """The configured extractor, for callers that extract without storing (r3 extract_entities)."""
+        return self._extractor()
+
+    def _extractor(self) -> Extractor:
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_extraction import BedrockExtractor
+
+            return BedrockExtractor.from_settings(self.settings)
+        from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+
+        return HeuristicExtractor()
+
+    @cached_property
+    def edit_interpreter(self) -> EditInterpreter:
+        """Chosen with the extractor setting: Bedrock Converse, or the local phrase grammar."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_edits import BedrockEditInterpreter
+
+            return BedrockEditInterpreter.from_settings(self.settings)
+        from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
+
+        return RuleEditInterpreter()
+
+    @property
+    def edit_help(self) -> str:
+        """What the configured interpreter understands, for tool descriptions, without building its client."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_edits import HELP as BEDROCK_HELP
+
+            return BEDROCK_HELP
+        from mnemo.adapters.rule_edit_interpreter import HELP
+
+        return HELP
+
+    def _intent_annotator(self) -> IntentAnnotator:
+        """Chosen with the extractor setting: Bedrock Converse, or the local cue-word table."""
+        if self.settings.extractor == "bedrock":
+            from mnemo.adapters.bedrock_intents import BedrockIntentAnnotator
+
+            return BedrockIntentAnnotator.from_settings(self.settings)
+        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
+
+        return HeuristicIntentAnnotator()
+
+    @cached_property
+    def reranker(self) -> Reranker:
+        from mnemo.adapters.bedrock_rerank import BedrockReranker
+
+        return BedrockReranker.from_settings(self.settings)
+
+    # -- over HTTP ------------------------------------------------------------------------------
+    @cached_property
+    def cimd_fetcher(self) -> ClientMetadataFetcher:
+        """Client ID Metadata Documents over https with SSRF guards (tests replace it with one whose
+        resolver and transport they choose)."""
+        from mnemo.adapters.cimd_http import SafeMetadataFetcher
+
+        return SafeMetadataFetcher()
+
+    def _mem0(self) -> Mem0Source:
+        """The mem0 platform API an import job pulls a page from."""
+        from mnemo.adapters.mem0_http import Mem0HttpSource
+
+        return Mem0HttpSource(self.settings.mem0_api_url)
+
+
+def default_model_dir() -> str:
+    from pathlib import Path
+
+    return str(Path.cwd() / "models" / "minilm")
