@@ -234,7 +234,7 @@ _RULES: tuple[tuple[str, _Match], ...] = (
     (_S + r"(?:am|is|are) (?P<o>(?:a|an) [\w -]+ (?:at|for|of|based in) .+|(?:a|an|the) [\w -]+|\d.*|(?-i:[A-Z][a-z]+))$",
      _identity),
     (_S + r"(?:am|is|are) (?!" + _ADV + r"\w+ing\b|gonna\b)(?P<o>(?-i:[a-z])[\w -]{2,30})$", _attribute),
-    (_S + r"(?:(?:have|has) )?" + _ADV + r"(?:been )?" + _ADV + r"(?P<v>eat|drink|smok|play|driv|us|cook|read|watch|lead"
+    (_S + r"(?:(?:have|has|am|is|are|was|were) )?" + _ADV + r"(?:been )?" + _ADV + r"(?P<v>eat|drink|smok|play|driv|us|cook|read|watch|lead"
      r"|manag|collect|grow|practic|teach)(?:e?s|ing|e)? (?!(?:to|up|around|at|in|on|for|with|about|into|from)\b)(?P<o>.+)$",
      lambda m: [(m["s"], _third_person(m["v"]), _plain(m["o"]))]),
     (_S + r"(?P<p>is|are|was|were) (?!not\b|going\b|gonna\b|about to\b|" + _ADV + r"\w+ing\b)(?P<o>.+)$",
