@@ -55,8 +55,14 @@ def stack() -> Iterator[tuple[Any, dict[str, str]]]:
             local.stop(forget=True)
 
 
-def run_case(turns: list[tuple[str, str, datetime]], questions: list[tuple[str, set[str]]], group: str) -> tuple[int, int, int]:
-    """(fact hits, BM25 hits, questions) of one conversation: turns are (turn id, text, said at)."""
+# A fact said in more turns than this is a catch-all ("user was wondering", said in 40 requests): its hit is
+# reported apart, as "specific" hits count only facts said in at most this many turns.
+SPECIFIC_TURNS = 3
+
+
+def run_case(turns: list[tuple[str, str, datetime]], questions: list[tuple[str, set[str]]],
+             group: str) -> tuple[int, int, int, int]:
+    """(fact hits, BM25 hits, questions, specific fact hits) of one conversation: turns are (turn id, text, said at)."""
     from bench.locomo.baselines import Bm25Baseline
 
     with stack() as (http, headers):
@@ -72,13 +78,15 @@ def run_case(turns: list[tuple[str, str, datetime]], questions: list[tuple[str, 
             time.sleep(1.0)
         log(f"  {group}: {len(turns)} episodes enriched in {time.perf_counter() - start:.0f} s")
         bm25 = Bm25Baseline([text for _, text, _ in turns])
-        fact_hits = bm25_hits = 0
+        fact_hits = bm25_hits = specific_hits = 0
         for question, evidence in questions:
             edges = http.post("/v1/search", json={"query": question, "group_id": group, "limit": 5},
                               headers=headers).json()["edges"][:5]
             fact_hits += any(episode_turn.get(e) in evidence for edge in edges for e in edge["episodes"])
+            specific_hits += any(episode_turn.get(e) in evidence for edge in edges for e in edge["episodes"]
+                                 if len(edge["episodes"]) <= SPECIFIC_TURNS)
             bm25_hits += any(turns[i][0] in evidence for i in bm25.rank(question, 5))
-    return fact_hits, bm25_hits, len(questions)
+    return fact_hits, bm25_hits, len(questions), specific_hits
 
 
 def locomo_cases(path: str, limit: int | None) -> Iterator[tuple[str, list[tuple[str, str, datetime]], list[tuple[str, set[str]]]]]:
@@ -122,6 +130,7 @@ def main() -> int:
     parser.add_argument("--longmemeval", help="LongMemEval_S JSON.gz (dev split)")
     parser.add_argument("--lme-questions", type=int, default=8)
     parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose shared/ is measured")
+    parser.add_argument("--cases", type=Path, help="append each case's result here (JSON lines), so a cut run still counts")
     args = parser.parse_args()
     sys.path[:0] = [str(args.code / "shared"), str(REPO)]
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
@@ -133,13 +142,19 @@ def main() -> int:
         suites.append(("LongMemEval_S dev", longmemeval_cases(args.longmemeval, args.lme_questions)))
     print(f"code: {args.code}")
     for name, cases in suites:
-        totals = [0, 0, 0]
+        totals = [0, 0, 0, 0]
         start = time.perf_counter()
         for group, turns, questions in cases:
             result = run_case(turns, questions, group.replace("_", "-")[:60])
+            log(f"  {group}: fact hits {result[0]} (specific {result[3]}), BM25 hits {result[1]}, of {result[2]}")
+            if args.cases:
+                with args.cases.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps({"suite": name, "case": group, "facts": result[0], "bm25": result[1],
+                                          "questions": result[2], "specific": result[3]}) + "\n")
             totals = [a + b for a, b in zip(totals, result, strict=True)]
-        facts, bm25, n = totals
-        print(f"{name}: {n} questions; fact evidence hit@5 {facts / n:.3f} ({facts}); BM25 hit@5 {bm25 / n:.3f} "
+        facts, bm25, n, specific = totals
+        print(f"{name}: {n} questions; fact evidence hit@5 {facts / n:.3f} ({facts}); of them by a fact said in at most "
+              f"{SPECIFIC_TURNS} turns {specific / n:.3f} ({specific}); BM25 hit@5 {bm25 / n:.3f} "
               f"({bm25}); {time.perf_counter() - start:.0f} s")
     return 0
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mnemo.domain.commands import CaptureCommand
+from mnemo.domain.fact_commands import RecordFactCommand
 from mnemo.domain.graph import FactStatus
 
 MAY, JUNE = datetime(2025, 5, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC)
@@ -49,6 +50,26 @@ def test_a_negation_with_nothing_to_retire_is_stored_negative(container, princip
     assert (negative.polarity, negative.status) == ("negative", FactStatus.ACTIVE)
     assert (positive.polarity, positive.status) == ("positive", FactStatus.ACTIVE)  # the control
     assert negative.uuid != positive.uuid
+
+
+def test_a_positive_fact_said_after_its_negation_retires_it_whatever_the_cardinality(container, principal, drain) -> None:
+    no_jazz, no_tea = (_said(container, principal, t, MAY) for t in ("Dana doesn't like jazz.", "Dana doesn't like tea."))
+    drain()
+    (jazz_negation,), (tea_negation,) = (container.fact_store.for_memory("local", m.id) for m in (no_jazz, no_tea))
+    assert {(f.polarity, f.status) for f in (jazz_negation, tea_negation)} == {("negative", FactStatus.ACTIVE)}
+    likes = _said(container, principal, "Dana likes jazz.", JUNE)  # "likes" is multi-valued: the negation is the timeline
+    drain()
+    (positive,) = container.fact_store.for_memory("local", likes.id)
+    assert (positive.polarity, positive.status) == ("positive", FactStatus.ACTIVE)
+    retired = container.facts.get(principal, jazz_negation.uuid)
+    assert (retired.status, retired.invalidated_by, retired.invalid_at) == (FactStatus.INVALIDATED, positive.uuid, JUNE)
+    assert [a.action for a in container.facts.history(principal, jazz_negation.uuid)][-1] == "invalidated"  # audit kept
+    assert container.facts.get(principal, tea_negation.uuid).status == FactStatus.ACTIVE  # the control: another object
+    # A fact a caller records retires a negation the same way
+    recorded = container.facts.record(principal, RecordFactCommand(subject="Dana", predicate="likes", object="tea", valid_at=JUNE))
+    retired = container.facts.get(principal, tea_negation.uuid)
+    assert (retired.status, retired.invalidated_by) == (FactStatus.INVALIDATED, recorded.uuid)
+    assert container.facts.get(principal, recorded.uuid).status == FactStatus.ACTIVE
 
 
 def test_a_memorys_detail_shows_its_superseded_facts_on_request(http, container, principal, drain) -> None:

@@ -37,9 +37,19 @@ def test_capture_accepts_exactly_8kb() -> None:
     assert len(CaptureCommand(raw="a" * 8192).raw) == 8192
 
 
-def test_captured_at_is_normalised_to_utc() -> None:
+def test_captured_at_keeps_its_offset_and_the_memory_stores_it_in_utc() -> None:
+    # The offset is the day relative dates count from (issue 29); the memory keeps the sortable UTC form
+    from datetime import UTC, datetime
+
+    from mnemo.domain.models import Principal
+    from mnemo.services.memories import new_memory
+
     command = CaptureCommand(raw="x", captured_at="2023-05-08T13:56:00+02:00")
-    assert command.captured_at is not None and command.captured_at.isoformat() == "2023-05-08T11:56:00+00:00"
+    assert command.captured_at is not None and command.captured_at.isoformat() == "2023-05-08T13:56:00+02:00"
+    principal = Principal(tenant="t", key_prefix="k")
+    memory = new_memory(principal, command, "m", now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert (memory.captured_at.isoformat(), memory.captured_offset) == ("2023-05-08T11:56:00+00:00", 120)
+    assert memory.said_at.isoformat() == "2023-05-08T13:56:00+02:00"
 
 
 def test_captured_at_must_be_iso() -> None:

@@ -70,3 +70,25 @@ def test_questions_hypotheticals_and_sarcasm_yield_nothing(text: str) -> None:
     assert triples(text) == []
     # the control: the same words stated plainly do give a fact
     assert triples("I live in Quito. I love Mondays. Zed works at Globex.") != []
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("I lead a team of 4 engineers.", ("user", "leads", "team of 4 engineers", "positive")),
+    ("I've been using basil and mint in my cooking.", ("user", "uses", "basil and mint in my cooking", "positive")),
+    ("I teach piano.", ("user", "teaches", "piano", "positive")),
+    ("I have a cat.", ("user", "has", "cat", "positive")),  # the control: a possession is still one
+    ("I am really excited.", ("user", "is", "really excited", "positive")),  # and a state
+])
+def test_a_habit_is_said_with_its_verb(text: str, fact: tuple[str, str, str, str]) -> None:
+    assert triples(text) == [fact]
+
+
+@pytest.mark.parametrize("text", [
+    "I was thinking of taking the train from the airport to my hotel.",  # a chat opener, not a state
+    "I was just talking about this with Rachel.",
+    "I have also been playing around with flavours.",  # a verb after an adverb, not a possession
+    "I've even harvested some cherry tomatoes.",
+    "I've been teaching at a primary school.",  # a habit's object is never a bare preposition's
+])
+def test_a_verb_phrase_after_is_or_has_is_no_state_or_possession(text: str) -> None:
+    assert triples(text) == []

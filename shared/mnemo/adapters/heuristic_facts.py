@@ -91,6 +91,8 @@ _PAIR = re.compile(r"(?P<a>[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)?) and (?P<b>[A-Z]
 _TRAILERS = _rx(r"(?:\s+(?:now|these days|originally|honestly|please|for me|already|again|there|for work|right now))+$")
 _Match = Callable[[re.Match[str]], list[tuple[str, str, str]]]  # -> (subject word, predicate, object) triples
 _S = r"^(?P<s>.+?) "
+# Adverbs a verb phrase may open with: "has also been", "was just talking" are verbs, not possessions or states.
+_ADV = r"(?:(?:also|actually|already|just|really|still|recently|even|finally|currently|now|always|often) )*"
 
 
 def _head(text: str) -> str:
@@ -111,6 +113,14 @@ def _named(predicate: str) -> _Match:
 
 def _phrase(predicate: str, cut: str = r"\s+(?:at|in|for|on|to|with|from)\s+.*$") -> _Match:
     return lambda m: [(m["s"], predicate, re.sub(cut, "", _plain(m["o"]), flags=re.IGNORECASE) if cut else _plain(m["o"]))]
+
+
+def _third_person(stem: str) -> str:
+    """"us" -> "uses", "teach" -> "teaches", "play" -> "plays": a habit's predicate from the verb's stem."""
+    stem = stem.casefold()
+    if stem in ("us", "smok", "driv", "manag", "practic"):
+        return stem + "es"
+    return stem + ("es" if stem.endswith(("ch", "sh")) else "s")
 
 
 def _named_as(text: str) -> str:
@@ -219,14 +229,16 @@ _RULES: tuple[tuple[str, _Match], ...] = (
     (_S + r"(?:really )?(?:prefer|prefers|preferred) (?P<o>.+)$", _phrase("prefers", r"\s+(?:to|over|than|on)\s+.*$")),
     (r"^(?P<s>i)['’]d rather (?:take |have |go by |eat |drink |use |get )?(?P<o>.+?) than\b", _phrase("prefers", "")),
     (r"^(?P<o>[\w -]+?) over [\w -]+ for (?P<s>me)\b", lambda m: [("I", "prefers", _plain(m["o"]))]),
-    (_S + r"(?:have|has|own|owns) (?!to\b|been\b|got\b|gotten\b|\w+ed\b|(?:done|had|read|seen|gone|made|taken|given|known|heard|met|told"
-     r"|found|thought|bought|eaten|written|tried)\b)(?P<o>.+)$", _phrase("has", "")),
+    (_S + r"(?:have|has|own|owns) (?!" + _ADV + r"(?:to\b|been\b|got\b|gotten\b|\w+ed\b|(?:done|had|read|seen|gone|made|taken|given|known|heard|met|told"
+     r"|found|thought|bought|eaten|written|tried)\b))(?P<o>.+)$", _phrase("has", "")),
     (_S + r"(?:am|is|are) (?P<o>(?:a|an) [\w -]+ (?:at|for|of|based in) .+|(?:a|an|the) [\w -]+|\d.*|(?-i:[A-Z][a-z]+))$",
      _identity),
-    (_S + r"(?:am|is|are) (?!\w+ing\b|gonna\b)(?P<o>(?-i:[a-z])[\w -]{2,30})$", _attribute),
-    (_S + r"(?P<v>eat|drink|smoke|play|drive|use|cook|read|watch)s? (?P<o>.+)$",
-     lambda m: [(m["s"], m["v"].casefold() + "s", _plain(m["o"]))]),
-    (_S + r"(?P<p>is|are|was|were) (?!not\b|going\b|gonna\b|about to\b)(?P<o>.+)$", lambda m: [(m["s"], m["p"].casefold(), m["o"])]),
+    (_S + r"(?:am|is|are) (?!" + _ADV + r"\w+ing\b|gonna\b)(?P<o>(?-i:[a-z])[\w -]{2,30})$", _attribute),
+    (_S + r"(?:(?:have|has|am|is|are|was|were) )?" + _ADV + r"(?:been )?" + _ADV + r"(?P<v>eat|drink|smok|play|driv|us|cook|read|watch|lead"
+     r"|manag|collect|grow|practic|teach)(?:e?s|ing|e)? (?!(?:to|up|around|at|in|on|for|with|about|into|from)\b)(?P<o>.+)$",
+     lambda m: [(m["s"], _third_person(m["v"]), _plain(m["o"]))]),
+    (_S + r"(?P<p>is|are|was|were) (?!not\b|going\b|gonna\b|about to\b|" + _ADV + r"\w+ing\b)(?P<o>.+)$",
+     lambda m: [(m["s"], m["p"].casefold(), m["o"])]),
 )
 _PATTERNS = tuple((_rx(src), make) for src, make in _RULES)
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mnemo.domain.limits import check_metadata, check_text, check_unicode
 from mnemo.domain.models import MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
-from mnemo.domain.timestamps import IsoTimestamp
+from mnemo.domain.timestamps import IsoTimestamp, SaidAt
 
 __all__ = ["CaptureCommand", "EditCommand", "RetrieveCommand", "as_utc", "check_metadata", "check_text"]
 
@@ -32,7 +32,7 @@ class CaptureCommand(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     raw: str
-    captured_at: IsoTimestamp | None = None  # strict ISO-8601, in UTC (domain/timestamps.py)
+    captured_at: SaidAt | None = None  # strict ISO-8601 in the offset given (domain/timestamps.py); stored in UTC
     as_user: bool | None = None
     author: str | None = Field(default=None, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
     user_id: NamespaceId | None = None  # None: the key's own user if it is bound to one, else "default"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from mnemo.domain.namespace import DEFAULT, Namespace
+from mnemo.domain.timestamps import to_utc
 from mnemo.errors import BoundKeyError
 
 MAX_TEXT_BYTES = 8 * 1024
@@ -104,7 +105,8 @@ class Memory(BaseModel):
     category: str | None = None
     status: Status = Status.OPEN
     metadata: dict[str, Any] = Field(default_factory=dict)
-    captured_at: datetime
+    captured_at: datetime  # in UTC (sortable: ordering and ranges read it); said in the offset below
+    captured_offset: int | None = None  # minutes east of UTC of the captured_at the caller gave (None: UTC)
     created_at: datetime
     updated_at: datetime
     version: int = 1  # the content version: bumps on every change a caller makes
@@ -117,6 +119,23 @@ class Memory(BaseModel):
     extract: bool = True  # False: enrichment indexes the text verbatim, with no extractor (LLM) call
     index_ids: list[str] = Field(default_factory=list)  # `_id`s a Serverless index generated for its copies
     source_id: str | None = None  # the id of the item an import made it from (None: captured here)
+
+    @model_validator(mode="after")
+    def _captured_in_utc(self) -> Memory:
+        """A captured_at given with an offset is kept in UTC, its offset beside it (stored ones come back in UTC)."""
+        offset = self.captured_at.utcoffset()
+        if offset and self.captured_offset is None:
+            self.captured_offset = int(offset.total_seconds() // 60)
+        if offset:
+            self.captured_at = to_utc(self.captured_at)
+        return self
+
+    @property
+    def said_at(self) -> datetime:
+        """captured_at in the offset it was said in: the day "yesterday" and "next Friday" count from."""
+        if not self.captured_offset:
+            return self.captured_at
+        return self.captured_at.astimezone(timezone(timedelta(minutes=self.captured_offset)))
 
     @property
     def namespace(self) -> Namespace:

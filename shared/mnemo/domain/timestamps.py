@@ -5,7 +5,8 @@ pydantic's own datetime parsing also takes numbers and digit strings as Unix tim
 `2024-05-08T13:56`, `2024-05-08T13:56:00.123Z` or `...+02:00`; a value without an offset is UTC
 (a date alone is its midnight, UTC). Every value is converted to UTC at validation time, so a date
 that leaves the representable range in UTC (`0001-01-01T00:00:00+14:00`) is a validation error
-here rather than an OverflowError later.
+here rather than an OverflowError later. `SaidAt` (a memory's `captured_at`) is checked the same way
+but keeps the offset it was given: "yesterday" counts from the day it was in that offset.
 """
 
 from __future__ import annotations
@@ -53,8 +54,20 @@ def parse_timestamp(value: Any) -> datetime:
     return to_utc(parsed)
 
 
+def parse_said_at(value: Any) -> datetime:
+    """`parse_timestamp`'s checks, but the instant in the offset it was given (naive or a date: UTC)."""
+    instant = parse_timestamp(value)
+    given = datetime.fromisoformat(value.strip().replace("z", "Z")) if isinstance(value, str) else value
+    return given if isinstance(given, datetime) and given.tzinfo is not None else instant
+
+
 IsoTimestamp = Annotated[
     datetime,
     BeforeValidator(parse_timestamp),
+    WithJsonSchema({"type": "string", "format": "date-time", "description": ISO_HINT}),
+]
+SaidAt = Annotated[
+    datetime,
+    BeforeValidator(parse_said_at),
     WithJsonSchema({"type": "string", "format": "date-time", "description": ISO_HINT}),
 ]

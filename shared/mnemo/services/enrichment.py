@@ -157,7 +157,7 @@ class EnrichmentService:
         """The extractor's reading, or (`extract=False`, the writer controls the phrasing) the text
         verbatim: no LLM call, no derived facts, still embedded, indexed and linked."""
         if memory.extract:
-            return self._extractor.extract(memory.raw, captured_at=memory.captured_at)
+            return self._extractor.extract(memory.raw, captured_at=memory.said_at)
         return Extraction(normalized_text=memory.normalized_text)
 
     # -- complete: the writing stages --------------------------------------------------------
@@ -290,7 +290,7 @@ class EnrichmentService:
         change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
-                                         date_words(memory.captured_at)]))
+                                         date_words(memory.said_at)]))
         document = self._document(memory, extraction, entities, vector, context, all_links)
         index_ids = self._index.upsert([document])
         batch.planned(memory, entities, links)
@@ -305,7 +305,7 @@ class EnrichmentService:
         document = derived.document
         if document is None:
             return derived
-        context = date_words(memory.captured_at) if derived.previous_id in gone else document.context
+        context = date_words(memory.said_at) if derived.previous_id in gone else document.context
         rebuilt = document.model_copy(update={
             "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
             "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too

@@ -11,8 +11,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import NamedTuple
 
-from mnemo.domain.graph import Fact, FactStatus, canonical_form, canonical_words, embedding_text, graph_key
+from mnemo.domain.graph import (
+    Fact,
+    FactStatus,
+    canonical_form,
+    canonical_words,
+    derived_fact_id,
+    embedding_text,
+    graph_key,
+)
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
 from mnemo.domain.timeline import changes
@@ -23,7 +32,17 @@ logger = logging.getLogger(__name__)
 
 GROUP_LIMIT = 200  # values of one subject's single-valued predicate a recomputation reads
 PASSES = 2
-Group = tuple[Namespace, str, str]  # namespace, subject entity id, predicate
+
+
+class Group(NamedTuple):
+    """One timeline: a subject's facts of one predicate. `if_negated`: the group is on it only when that
+    negation exists (a positive fact of a multi-valued predicate has a timeline only through a negation of
+    its object; whether one exists is read once for all such groups, in `reconcile`)."""
+
+    namespace: Namespace
+    subject_id: str
+    predicate: str
+    if_negated: str | None = None
 
 
 class FactUpkeep:
@@ -36,26 +55,44 @@ class FactUpkeep:
         self._embedder = embedder
 
     def groups(self, facts: Iterable[Fact]) -> set[Group]:
-        """The timelines these facts are on: every single-valued predicate's, and any predicate's a
-        negation is on (a negation retires the positive fact of its object whatever the cardinality)."""
-        return {(f.namespace, f.subject.id, f.predicate) for f in facts
-                if f.predicate in self.predicates.single_valued or f.polarity == "negative"}
+        """The timelines these facts are on: every single-valued predicate's, any predicate's a
+        negation is on (a negation retires the positive fact of its object whatever the cardinality),
+        and a positive fact's of a multi-valued predicate if its negation exists (a later positive
+        retires the negation): `if_negated`, settled by `reconcile` without a read here."""
+        return {Group(f.namespace, f.subject.id, f.predicate,
+                      None if f.predicate in self.predicates.single_valued or f.polarity == "negative"
+                      else derived_fact_id(f.namespace, f.subject.id, f.predicate, f.object.id, "negative"))
+                for f in facts}
+
+    def _settled(self, groups: Iterable[Group]) -> set[Group]:
+        """The groups on a timeline, without their condition: an `if_negated` group is kept when its
+        negation is stored (one BatchGetItem per tenant for all of them)."""
+        wanted: set[Group] = set()
+        conditional: dict[str, dict[str, Group]] = {}
+        for g in groups:
+            if g.if_negated is None:
+                wanted.add(Group(*g[:3]))
+            else:
+                conditional.setdefault(g.namespace.tenant, {})[g.if_negated] = Group(*g[:3])
+        for tenant, by_negation in conditional.items():
+            wanted |= {by_negation[f.uuid] for f in self._facts.get_many(tenant, list(by_negation))}
+        return wanted
 
     def reconcile(self, groups: Iterable[Group], *, actor: str, at: datetime) -> list[Fact]:
         """Bring every fact of these groups to the validity its timeline gives; returns the facts
         this retired (active before, invalidated now)."""
         retired: dict[str, Fact] = {}
-        for group in groups:
+        for group in self._settled(groups):
             for _ in range(PASSES):
-                members = self._members(*group)
-                wanted = changes(members, single_valued=group[2] in self.predicates.single_valued)
+                members = self._members(group.namespace, group.subject_id, group.predicate)
+                wanted = changes(members, single_valued=group.predicate in self.predicates.single_valued)
                 if not wanted:
                     break
                 before = {f.uuid: f for f in members}
                 for fact_uuid, validity in wanted.items():
                     active = validity.status == FactStatus.ACTIVE
                     moved = self._facts.set_validity(
-                        group[0].tenant, fact_uuid, actor=actor, at=at, active=active, invalid_at=validity.invalid_at,
+                        group.namespace.tenant, fact_uuid, actor=actor, at=at, active=active, invalid_at=validity.invalid_at,
                         invalidated_by=validity.invalidated_by)
                     if not active and before[fact_uuid].status == FactStatus.ACTIVE:
                         retired[fact_uuid] = moved

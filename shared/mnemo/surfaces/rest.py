@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, Memory, NamespaceId, Principal, Status
-from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp
+from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp, SaidAt
 from mnemo.errors import ForbiddenError
 from mnemo.services.erasure import ErasureReceipt
 from mnemo.services.memories import MemoryService
@@ -63,7 +63,7 @@ class CreateMemory(BaseModel):
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
     metadata: dict[str, Any] = Field(default_factory=dict)
-    captured_at: IsoTimestamp | None = None
+    captured_at: SaidAt | None = None
     as_user: bool | None = None
 
     @field_validator("content")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mnemo.domain.commands import CaptureCommand, check_text
 from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
-from mnemo.domain.timestamps import IsoTimestamp
+from mnemo.domain.timestamps import IsoTimestamp, SaidAt
 from mnemo.services.fact_search import FactSearchQuery
 from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.fact_views import (
@@ -40,7 +40,7 @@ class AddEpisode(BaseModel):
     content: str = Field(description="The prose to ingest; non-empty, at most 8 KB.")
     group_id: NamespaceId = "default"
     extract_intent: bool = False
-    captured_at: IsoTimestamp | None = Field(default=None, description="When it was said; the event time of its facts.")
+    captured_at: SaidAt | None = Field(default=None, description="When it was said; the event time of its facts.")
 
     @field_validator("content")
     @classmethod
