@@ -148,6 +148,7 @@ def test_keys_as_admin_then_as_a_read_only_key_whose_controls_are_hidden(browser
     shown.wait_for()
     secret = shown.input_value()
     assert secret.startswith("mn_") and page.get_by_text("shown once").is_visible()
+    page.get_by_role("cell", name="console reader").wait_for()  # the list reloads after the secret is shown
     assert page.get_by_role("cell", name="console reader").is_visible()
     watched.accept = True  # the console's own confirm() before revoking
     page.get_by_role("button", name=f"Revoke {spare_prefix}").click()
