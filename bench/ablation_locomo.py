@@ -26,14 +26,14 @@ sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 from bench.locomo.data import load  # noqa: E402
 from bench.locomo.metrics import HEADLINE, HEADLINE_CATEGORIES, by_category, score_question  # noqa: E402
 from mnemo import ports  # noqa: E402
-from mnemo.adapters import local_index  # noqa: E402
-from mnemo.adapters.heuristic_extractor import HeuristicExtractor  # noqa: E402
-from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
+from mnemo.adapters.local import index as local_index  # noqa: E402
+from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor  # noqa: E402
+from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
 from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
-from mnemo.services.enrichment import (  # noqa: E402
+from mnemo.services.enrichment.pipeline import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
     ENTITY_LINKS,
     PREVIOUS_CONTEXT_WORDS,

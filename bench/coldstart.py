@@ -182,10 +182,10 @@ def key_table() -> Iterator[dict[str, str]]:
     import boto3
     from moto.server import ThreadedMotoServer
 
-    from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
+    from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
     from mnemo.local.server import free_port
     from mnemo.local.template_resources import create_local_resources
-    from mnemo.services.keys import KeyService
+    from mnemo.services.tenancy.keys import KeyService
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
     port = free_port()

@@ -27,7 +27,7 @@ THRESHOLDS = (0.92, 0.85)
 
 
 def cosines(pairs: list[dict[str, Any]], model_dir: str) -> list[float]:
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
     texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
     vectors = dict(zip(texts, LocalMiniLmEmbedder(model_dir, batch_size=32).embed(texts), strict=True))
@@ -59,7 +59,7 @@ def locomo_opposites(path: str, model_dir: str) -> None:
 
     import numpy as np
 
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
     from mnemo.domain.opposites import opposite, reversed_preference
 
     turns = sorted({t["text"] for c in json.loads(Path(path).read_text(encoding="utf-8"))

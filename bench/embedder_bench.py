@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--engines", default="numpy,onnxruntime", help="comma-separated; the first is the baseline")
     args = parser.parse_args()
     sys.path.insert(0, str(REPO_ROOT / "shared"))  # runnable without PYTHONPATH=shared
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
     texts = sentences(args.texts)
     engines = args.engines.split(",")

@@ -124,11 +124,11 @@ def print_table(split: str, rep: dict[str, Any]) -> None:
 
 def build(name: str) -> Any:
     if name == "bedrock":
-        from mnemo.adapters.bedrock_extraction import BedrockExtractor
+        from mnemo.adapters.bedrock.extraction import BedrockExtractor
         from mnemo.settings import MnemoSettings
 
         return BedrockExtractor.from_settings(MnemoSettings())
-    from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+    from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 
     return HeuristicExtractor()
 

@@ -125,8 +125,8 @@ class Policy:
 
     def __init__(self, name: str, services: Any, tenant: str, drain: Callable[[], None]) -> None:
         from mnemo.domain.predicates import PredicateTable
-        from mnemo.services.fact_upkeep import FactUpkeep
-        from mnemo.services.facts import FactService
+        from mnemo.services.facts.service import FactService
+        from mnemo.services.facts.upkeep import FactUpkeep
 
         self.name, self.services, self.drain = name, services, drain
         key = f"mn_factbench{tenant}_0123456789abcdefghijklmnop"
@@ -167,7 +167,7 @@ class Policy:
                                  invalidated_by=new.uuid)
 
     def search(self, query: str, as_of: datetime | None = None) -> list[Any]:
-        from mnemo.services.fact_search import FactSearchQuery
+        from mnemo.services.facts.search import FactSearchQuery
 
         began = time.perf_counter()
         found = self.services.fact_search.search(self.principal, FactSearchQuery(query=query, limit=10, as_of=as_of))

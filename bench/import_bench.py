@@ -3,7 +3,7 @@
 Each mode runs in a fresh process on a fresh local stack (moto, local index, MiniLM), the REST app
 in process. `before` mounts the per-item engine the import used up to a503de0 (one
 `MemoryService.capture` per item: a metering write, two PutItems, one SendMessage) behind the same
-route; `after` is the batched engine (services/imports.py). Reported per mode:
+route; `after` is the batched engine (services/portability/imports.py). Reported per mode:
 - items/s of the import request, and AWS calls per imported item by operation (botocore `before-call`);
 - found at once: of a spread of turns, how many a search for their text ranks in the top 10 right
   after the import, before any enrichment (read-your-writes);
@@ -41,7 +41,7 @@ class PerItemImport:
 
     def run(self, principal: Any, data: Any, *, user_id: str, skip_duplicates: bool) -> Any:
         from mnemo.domain.commands import CaptureCommand
-        from mnemo.services.imports import ImportReport, imported_id
+        from mnemo.services.portability.imports import ImportReport, imported_id
 
         report = ImportReport()
         for item in data:
@@ -68,7 +68,7 @@ def measure(mode: str, data: Path, sample: int) -> dict[str, Any]:
     from mnemo.local import inprocess
     from mnemo.local.poller import QueuePoller
     from mnemo.local.server import LocalStack
-    from mnemo.services.jobs import SYNC_IMPORT_LIMIT
+    from mnemo.services.jobs.service import SYNC_IMPORT_LIMIT
     from mnemo.surfaces.app import create_app
 
     stack = LocalStack(KEY)

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 CODE = Path(sys.argv[sys.argv.index("--code") + 1]) if "--code" in sys.argv else REPO  # before the imports below
 sys.path.insert(0, str(CODE / "shared"))
 
-from mnemo.adapters.local_index import LocalSearchIndex  # noqa: E402
+from mnemo.adapters.local.index import LocalSearchIndex  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
 from mnemo.domain.scoring import fuse  # noqa: E402

@@ -206,7 +206,7 @@ def main() -> int:
     if args.stem:
         import snowballstemmer  # type: ignore[import-not-found]
 
-        from mnemo.adapters import local_index
+        from mnemo.adapters.local import index as local_index
         from mnemo.domain import text
 
         stem = functools.lru_cache(maxsize=None)(snowballstemmer.stemmer(args.stem).stemWord)

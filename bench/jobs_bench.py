@@ -33,7 +33,7 @@ def run(mode: str, n: int) -> dict[str, Any]:
         from mnemo.adapters.aws import client
         from mnemo.domain.jobs import JobStep
         from mnemo.local.template_resources import create_local_resources
-        from mnemo.services import jobs
+        from mnemo.services.jobs import service as jobs
 
         bootstrap.reset()
         resources = create_local_resources(client("dynamodb"), client("sqs"), REPO / "template.yaml")

@@ -170,7 +170,7 @@ class CachedExtractor:
     """The heuristic extractor, memoised by text: every variant rebuilds every index."""
 
     def __init__(self) -> None:
-        from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+        from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 
         self._inner = HeuristicExtractor()
         self._seen: dict[str, Any] = {}

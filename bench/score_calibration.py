@@ -19,7 +19,7 @@ import numpy as np
 
 from bench.ablation_locomo import NOW, REPO, SCOPE, Embeddings, Variant, build
 from bench.locomo.metrics import HEADLINE, HEADLINE_CATEGORIES, by_category, score_question
-from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 from mnemo.domain import scoring
 from mnemo.ports import SearchQuery
 

@@ -156,7 +156,7 @@ class Breakdown:
 
 def instrument(services: Any) -> Breakdown:
     from mnemo.domain import scoring
-    from mnemo.services import memories
+    from mnemo.services.memory import memories
 
     b = Breakdown()
     b.wrap(services.keys, "authenticate", "auth")
@@ -211,7 +211,7 @@ def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full
     import uvicorn
     from starlette.testclient import TestClient
 
-    from mnemo.adapters import minilm_embedder
+    from mnemo.adapters.local import minilm_embedder
     from mnemo.local import moto_reads
     from mnemo.surfaces.app import create_app
 

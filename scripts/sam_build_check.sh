@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `sam build` (no container), report the unzipped sizes, then import and invoke each *built*
-# function with its layers laid out as on Lambda (tests/integration/test_built_functions.py).
+# function with its layers laid out as on Lambda (tests/integration/functions/test_built_functions.py).
 #
 # Needs: the SAM CLI in .venv-sam (SAM_VENV=...), the app venv in .venv (APP_VENV=...), and a
 # python3.12 (the functions' runtime; found on PATH or under pyenv, or set MNEMO_PYTHON312).
@@ -25,7 +25,7 @@ echo "==> unzipped sizes (Lambda limit: 250 MB per function including its layers
 echo "==> built functions answer their sample events"
 status=0
 MNEMO_SAM_BUILT=1 PYTHONPATH="$PWD/shared" "$APP_VENV/bin/python" -m pytest -m sam -q \
-  tests/integration/test_built_functions.py "$@" || status=$?
+  tests/integration/functions/test_built_functions.py "$@" || status=$?
 if [[ -f .aws-sam/built-functions.json ]]; then
   echo "==> handler import time in the check's subprocess (ms; a hint, not the cold-start benchmark)"
   cat .aws-sam/built-functions.json

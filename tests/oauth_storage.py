@@ -1,5 +1,5 @@
 """The MCP SDK's `TokenStorage` kept in memory: what an OAuth client test hands `OAuthClientProvider`
-(tests/integration/test_oauth_flow.py in process, tests/e2e/test_oauth_local.py over the network)."""
+(tests/integration/oauth/test_oauth_flow.py in process, tests/e2e/test_oauth_local.py over the network)."""
 
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"zero-padded {fixes.zero_padded}, dropped {fixes.dropped_unknown} {fixes.dropped}, "
         f"duplicates {fixes.duplicates}, questions skipped {fixes.questions_skipped}")
     log(f"Mnemo via {args.via}" + (f" at {args.url}" if args.via == "rest" else ""))
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
     embedder = LocalMiniLmEmbedder(args.model_dir)  # the dense baseline's, loaded once
     ingestion: dict[str, dict[str, Any]] = {}

@@ -18,49 +18,49 @@ from mnemo.bootstrap_adapters import Adapters
 
 if TYPE_CHECKING:
     from mnemo.ports import MemoryStore
-    from mnemo.services.adding import AddService
-    from mnemo.services.connect_codes import ConnectCodes
-    from mnemo.services.connections import ConnectionService
-    from mnemo.services.duplicates import DuplicateService
-    from mnemo.services.enrichment import EnrichmentService
-    from mnemo.services.erasure import ErasureService
-    from mnemo.services.erasure_jobs import ErasureJobService
-    from mnemo.services.exports import ExportService
-    from mnemo.services.extraction import EntityExtraction
-    from mnemo.services.fact_search import FactSearchService
-    from mnemo.services.fact_upkeep import FactUpkeep
-    from mnemo.services.facts import FactService
-    from mnemo.services.graph_traversal import GraphTraversal
-    from mnemo.services.hot_reads import HotReads
-    from mnemo.services.import_files import ImportFiles
-    from mnemo.services.imports import ImportService
-    from mnemo.services.job_runner import JobRunner
-    from mnemo.services.jobs import JobService
-    from mnemo.services.keys import KeyService
-    from mnemo.services.memories import MemoryService
-    from mnemo.services.metering import Meter
-    from mnemo.services.oauth_server import AuthorizationServer
-    from mnemo.services.oauth_tokens import GrantService
-    from mnemo.services.recovery import RecoveryService
-    from mnemo.services.search_cache import SearchCache
-    from mnemo.services.status import StatusService
-    from mnemo.services.user_fence import WriteFence
+    from mnemo.services.enrichment.extraction import EntityExtraction
+    from mnemo.services.enrichment.pipeline import EnrichmentService
+    from mnemo.services.enrichment.recovery import RecoveryService
+    from mnemo.services.enrichment.status import StatusService
+    from mnemo.services.erasure.memories import ErasureService
+    from mnemo.services.erasure.user_fence import WriteFence
+    from mnemo.services.erasure.users import ErasureJobService
+    from mnemo.services.facts.connections import ConnectionService
+    from mnemo.services.facts.search import FactSearchService
+    from mnemo.services.facts.service import FactService
+    from mnemo.services.facts.traversal import GraphTraversal
+    from mnemo.services.facts.upkeep import FactUpkeep
+    from mnemo.services.jobs.runner import JobRunner
+    from mnemo.services.jobs.service import JobService
+    from mnemo.services.memory.adding import AddService
+    from mnemo.services.memory.duplicates import DuplicateService
+    from mnemo.services.memory.hot_reads import HotReads
+    from mnemo.services.memory.memories import MemoryService
+    from mnemo.services.memory.search_cache import SearchCache
+    from mnemo.services.oauth.connect_codes import ConnectCodes
+    from mnemo.services.oauth.server import AuthorizationServer
+    from mnemo.services.oauth.tokens import GrantService
+    from mnemo.services.portability.exports import ExportService
+    from mnemo.services.portability.import_files import ImportFiles
+    from mnemo.services.portability.imports import ImportService
+    from mnemo.services.tenancy.keys import KeyService
+    from mnemo.services.tenancy.metering import Meter
 
 
 class Container(Adapters):
     # -- tenancy, keys and metering --------------------------------------------------------------
     @cached_property
     def keys(self) -> KeyService:
-        from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
-        from mnemo.services.keys import KeyService
+        from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
+        from mnemo.services.tenancy.keys import KeyService
 
         return KeyService(DynamoDbKeyStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
     @cached_property
     def meter(self) -> Meter:
         """Tenants' plans and monthly counters, on the keys table (docs/tenancy.md)."""
-        from mnemo.adapters.dynamodb_tenants import DynamoDbTenantStore
-        from mnemo.services.metering import Meter
+        from mnemo.adapters.dynamodb.tenants import DynamoDbTenantStore
+        from mnemo.services.tenancy.metering import Meter
 
         return Meter(DynamoDbTenantStore(self._dynamodb, self.settings.keys_table), clock=self.clock)
 
@@ -68,8 +68,8 @@ class Container(Adapters):
     @cached_property
     def oauth_grants(self) -> GrantService:
         """OAuth grants and tokens (docs/oauth.md): what the MCP gate verifies an access token with."""
-        from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
-        from mnemo.services.oauth_tokens import GrantService, Lifetimes
+        from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
+        from mnemo.services.oauth.tokens import GrantService, Lifetimes
 
         lifetimes = Lifetimes(access=timedelta(seconds=self.settings.oauth_access_seconds),
                               refresh=timedelta(days=self.settings.oauth_refresh_days))
@@ -78,13 +78,13 @@ class Container(Adapters):
 
     @cached_property
     def connect_codes(self) -> ConnectCodes:
-        from mnemo.services.connect_codes import ConnectCodes
+        from mnemo.services.oauth.connect_codes import ConnectCodes
 
         return ConnectCodes(self._oauth_store, clock=self.clock)
 
     @cached_property
     def oauth(self) -> AuthorizationServer:
-        from mnemo.services.oauth_server import AuthorizationServer
+        from mnemo.services.oauth.server import AuthorizationServer
         from mnemo.surfaces.profiles import PROFILES
 
         return AuthorizationServer(self._oauth_store, self.keys, self.connect_codes, self.oauth_grants,
@@ -96,7 +96,7 @@ class Container(Adapters):
     # -- memories: capture, search, edits, the r3 hot set ----------------------------------------
     @cached_property
     def memories(self) -> MemoryService:
-        from mnemo.services.memories import MemoryService
+        from mnemo.services.memory.memories import MemoryService
 
         return MemoryService(
             self._watched_store, self.queue, lazy(self.index), embedder=lazy(lambda: self.embedder), graph=self.graph,
@@ -106,47 +106,47 @@ class Container(Adapters):
 
     @cached_property
     def search_cache(self) -> SearchCache:
-        """The r3 hot set of this warm instance (services/search_cache.py)."""
-        from mnemo.services.search_cache import SearchCache
+        """The r3 hot set of this warm instance (services/memory/search_cache.py)."""
+        from mnemo.services.memory.search_cache import SearchCache
 
         return SearchCache(self.store, meter=self.meter)
 
     @cached_property
     def _watched_store(self) -> MemoryStore:
         """The store as memories and erasure write it: each write drops the user's cached answers."""
-        from mnemo.services.search_cache import WatchedStore
+        from mnemo.services.memory.search_cache import WatchedStore
 
         return WatchedStore(self.store, lazy(lambda: self.search_cache))
 
     @cached_property
     def adding(self) -> AddService:
         """r3 add_memory: the duplicate check, the capture and the bounded wait for its enrichment."""
-        from mnemo.services.adding import AddService
+        from mnemo.services.memory.adding import AddService
 
         return AddService(self.memories, self.duplicates, self.store)
 
     @cached_property
     def reads(self) -> HotReads:
         """r3 search_memory and get_all_memories through the hot set (offset pages over the store's cursors)."""
-        from mnemo.services.hot_reads import HotReads
+        from mnemo.services.memory.hot_reads import HotReads
 
         return HotReads(self.memories, self.search_cache)
 
     @cached_property
     def duplicates(self) -> DuplicateService:
-        from mnemo.services.duplicates import DuplicateService
+        from mnemo.services.memory.duplicates import DuplicateService
 
         return DuplicateService(self.store, self.memories, lazy(self.index), lazy(lambda: self.embedder), meter=self.meter)
 
     @cached_property
     def extraction(self) -> EntityExtraction:
-        from mnemo.services.extraction import EntityExtraction
+        from mnemo.services.enrichment.extraction import EntityExtraction
 
         return EntityExtraction(lazy(lambda: self.extractor), meter=self.meter)
 
     @cached_property
     def enrichment(self) -> EnrichmentService:
-        from mnemo.services.enrichment import EnrichmentService
+        from mnemo.services.enrichment.pipeline import EnrichmentService
 
         return EnrichmentService(self.store, self.graph, lazy(self.index), self.embedder, self._extractor(),
                                  facts=self.fact_store, upkeep=self.fact_upkeep, erasure=self.erasure, clock=self.clock,
@@ -154,13 +154,13 @@ class Container(Adapters):
 
     @cached_property
     def status(self) -> StatusService:
-        from mnemo.services.status import StatusService
+        from mnemo.services.enrichment.status import StatusService
 
         return StatusService(self.store, self.queue)
 
     @cached_property
     def recovery(self) -> RecoveryService:
-        from mnemo.services.recovery import RecoveryService
+        from mnemo.services.enrichment.recovery import RecoveryService
 
         return RecoveryService(self.store, self.queue, self.queue, facts=self.fact_store,  # type: ignore[arg-type]
                                upkeep=self.fact_upkeep, clock=self.clock, jobs=self._job_store)
@@ -168,15 +168,15 @@ class Container(Adapters):
     # -- erasure ---------------------------------------------------------------------------------
     @cached_property
     def write_fence(self) -> WriteFence:
-        """Every write that creates memories reads the user's erasure fence (services/user_fence.py)."""
-        from mnemo.services.user_fence import WriteFence
+        """Every write that creates memories reads the user's erasure fence (services/erasure/user_fence.py)."""
+        from mnemo.services.erasure.user_fence import WriteFence
 
         return WriteFence(self._erasure_fences, lazy(lambda: self.erasure))
 
     @cached_property
     def erasure(self) -> ErasureService:
-        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureMarks
-        from mnemo.services.erasure import ErasureService
+        from mnemo.adapters.dynamodb.erasure_jobs import DynamoDbErasureMarks
+        from mnemo.services.erasure.memories import ErasureService
 
         return ErasureService(self._watched_store, self.graph, self.fact_store, lazy(self.index), clock=self.clock,
                               marks=DynamoDbErasureMarks(self._dynamodb, self.settings.memories_table),
@@ -184,8 +184,8 @@ class Container(Adapters):
 
     @cached_property
     def erasure_jobs(self) -> ErasureJobService:
-        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureJobStore
-        from mnemo.services.erasure_jobs import ErasureJobService
+        from mnemo.adapters.dynamodb.erasure_jobs import DynamoDbErasureJobStore
+        from mnemo.services.erasure.users import ErasureJobService
 
         return ErasureJobService(self.store, DynamoDbErasureJobStore(self._dynamodb, self.settings.memories_table),
                                  self._job_queue, self.erasure, clock=self.clock,
@@ -197,13 +197,13 @@ class Container(Adapters):
     def runner(self) -> JobRunner:
         """The worker's job runner; each job service registers its kinds' step handlers when built,
         which the runner asks for on the first message of its family."""
-        from mnemo.services.job_runner import JobRunner
+        from mnemo.services.jobs.runner import JobRunner
 
         return JobRunner(self._job_queue, clock=self.clock, builders={"job": lambda: self.jobs, "erasure": lambda: self.erasure_jobs})
 
     @cached_property
     def jobs(self) -> JobService:
-        from mnemo.services.jobs import JobService
+        from mnemo.services.jobs.service import JobService
 
         return JobService(self._job_store, self._job_queue, self.imports, self.duplicates,
                           self.erasure_jobs, lazy(self._mem0) if self.settings.mem0_import_enabled else None,
@@ -211,8 +211,8 @@ class Container(Adapters):
 
     @cached_property
     def imports(self) -> ImportService:
-        from mnemo.services.fact_imports import FactImports
-        from mnemo.services.imports import ImportService
+        from mnemo.services.portability.fact_imports import FactImports
+        from mnemo.services.portability.imports import ImportService
 
         recorded = FactImports(self.fact_store, upkeep=self.fact_upkeep, meter=self.meter, clock=self.clock)
         return ImportService(lazy(lambda: self.duplicates), store=self._watched_store, queue=self.queue, index=lazy(self.index),
@@ -222,20 +222,20 @@ class Container(Adapters):
     @cached_property
     def import_files(self) -> ImportFiles:
         """r3 json_file imports: only inside MNEMO_IMPORT_DIR, off when it is unset (as on Lambda)."""
-        from mnemo.services.import_files import ImportFiles
+        from mnemo.services.portability.import_files import ImportFiles
 
         return ImportFiles(self.settings.import_dir)
 
     @cached_property
     def exports(self) -> ExportService:
-        from mnemo.services.exports import ExportService
+        from mnemo.services.portability.exports import ExportService
 
         return ExportService(self.memories, self.store, self.fact_store)
 
     # -- facts and the graph ---------------------------------------------------------------------
     @cached_property
     def facts(self) -> FactService:
-        from mnemo.services.facts import FactService
+        from mnemo.services.facts.service import FactService
 
         return FactService(self.fact_store, upkeep=self.fact_upkeep, annotator=self.fact_upkeep.annotator, clock=self.clock,
                            meter=self.meter, fence=self.write_fence)
@@ -243,7 +243,7 @@ class Container(Adapters):
     @cached_property
     def fact_upkeep(self) -> FactUpkeep:
         from mnemo.domain.predicates import PredicateTable
-        from mnemo.services.fact_upkeep import FactUpkeep
+        from mnemo.services.facts.upkeep import FactUpkeep
 
         table = PredicateTable.extended(self.settings.fact_single_valued, self.settings.fact_synonyms,
                                         self.settings.fact_multi_valued)
@@ -252,19 +252,19 @@ class Container(Adapters):
 
     @cached_property
     def fact_search(self) -> FactSearchService:
-        from mnemo.services.fact_search import FactSearchService
+        from mnemo.services.facts.search import FactSearchService
 
         return FactSearchService(self.fact_store, lazy(self.fact_index), embedder=lazy(lambda: self.embedder), meter=self.meter)
 
     @cached_property
     def connections(self) -> ConnectionService:
-        from mnemo.services.connections import ConnectionService
+        from mnemo.services.facts.connections import ConnectionService
 
         return ConnectionService(self.fact_store, self.traversal, memories=self.store)
 
     @cached_property
     def traversal(self) -> GraphTraversal:
-        from mnemo.services.graph_traversal import GraphTraversal
+        from mnemo.services.facts.traversal import GraphTraversal
 
         return GraphTraversal(self.fact_store, meter=self.meter)
 

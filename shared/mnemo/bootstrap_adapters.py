@@ -76,49 +76,49 @@ class Adapters:
 
     @cached_property
     def store(self) -> MemoryStore:
-        from mnemo.adapters.dynamodb_store import DynamoDbMemoryStore
+        from mnemo.adapters.dynamodb.store import DynamoDbMemoryStore
 
         return DynamoDbMemoryStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def graph(self) -> GraphStore:
-        from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
+        from mnemo.adapters.dynamodb.graph import DynamoDbGraphStore
 
         return DynamoDbGraphStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def fact_store(self) -> FactStore:
-        from mnemo.adapters.dynamodb_facts import DynamoDbFactStore
+        from mnemo.adapters.dynamodb.facts import DynamoDbFactStore
 
         return DynamoDbFactStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def _erasure_fences(self) -> ErasureFences:
-        from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureFences
+        from mnemo.adapters.dynamodb.erasure_jobs import DynamoDbErasureFences
 
         return DynamoDbErasureFences(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def _job_store(self) -> JobStore:
-        from mnemo.adapters.dynamodb_jobs import DynamoDbJobStore
+        from mnemo.adapters.dynamodb.jobs import DynamoDbJobStore
 
         return DynamoDbJobStore(self._dynamodb, self.settings.memories_table)
 
     @cached_property
     def _oauth_store(self) -> OAuthStore:
-        from mnemo.adapters.dynamodb_oauth import DynamoDbOAuthStore
+        from mnemo.adapters.dynamodb.oauth import DynamoDbOAuthStore
 
         return DynamoDbOAuthStore(self._dynamodb, self.settings.oauth_table)
 
     @cached_property
     def queue(self) -> EnrichmentQueue:
-        from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
+        from mnemo.adapters.sqs.queue import SqsEnrichmentQueue
 
         return SqsEnrichmentQueue(self._sqs, self.settings.queue_url, self.settings.dlq_url)
 
     @cached_property
     def _job_queue(self) -> JobQueue:
-        from mnemo.adapters.sqs_jobs import SqsJobQueue
+        from mnemo.adapters.sqs.jobs import SqsJobQueue
 
         return SqsJobQueue(self._sqs, self.settings.queue_url)
 
@@ -130,14 +130,14 @@ class Adapters:
     @cached_property
     def _index(self) -> SearchIndex:
         if self.settings.index == "opensearch":
-            from mnemo.adapters.opensearch_index import OpenSearchIndex
+            from mnemo.adapters.opensearch.index import OpenSearchIndex
 
             # The k-NN leg filters on the embedder's model: vectors of two models never mix.
             return OpenSearchIndex.from_settings(
                 self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
                 client=self._opensearch_client,
             )
-        from mnemo.adapters.local_index import LocalSearchIndex
+        from mnemo.adapters.local.index import LocalSearchIndex
 
         return LocalSearchIndex()
 
@@ -148,20 +148,20 @@ class Adapters:
     @cached_property
     def _fact_index(self) -> FactIndex:
         if self.settings.index == "opensearch":  # the second physical index, on the same client
-            from mnemo.adapters.opensearch_facts import OpenSearchFactIndex
+            from mnemo.adapters.opensearch.facts import OpenSearchFactIndex
 
             return OpenSearchFactIndex.from_settings(
                 self.settings, embedding_model=self.embedder.model_id, dimension=self.embedder.dimension,
                 client=self._opensearch_client,
             )
-        from mnemo.adapters.local_fact_index import LocalFactIndex
+        from mnemo.adapters.local.fact_index import LocalFactIndex
 
         return LocalFactIndex()
 
     @cached_property
     def _opensearch_client(self) -> object:
         """One client (connection pool, SigV4 signer) for the memories and the facts index."""
-        from mnemo.adapters.opensearch_base import build_client
+        from mnemo.adapters.opensearch.base import build_client
 
         return build_client(self.settings)
 
@@ -169,10 +169,10 @@ class Adapters:
     @cached_property
     def embedder(self) -> Embedder:
         if self.settings.embedder == "bedrock":
-            from mnemo.adapters.bedrock_embedder import BedrockEmbedder
+            from mnemo.adapters.bedrock.embedder import BedrockEmbedder
 
             return BedrockEmbedder.from_settings(self.settings)
-        from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+        from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
         return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
                                    engine=self.settings.embedder_engine)
@@ -184,10 +184,10 @@ class Adapters:
 
     def _extractor(self) -> Extractor:
         if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_extraction import BedrockExtractor
+            from mnemo.adapters.bedrock.extraction import BedrockExtractor
 
             return BedrockExtractor.from_settings(self.settings)
-        from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+        from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 
         return HeuristicExtractor()
 
@@ -195,10 +195,10 @@ class Adapters:
     def edit_interpreter(self) -> EditInterpreter:
         """Chosen with the extractor setting: Bedrock Converse, or the local phrase grammar."""
         if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_edits import BedrockEditInterpreter
+            from mnemo.adapters.bedrock.edits import BedrockEditInterpreter
 
             return BedrockEditInterpreter.from_settings(self.settings)
-        from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
+        from mnemo.adapters.local.rule_edit_interpreter import RuleEditInterpreter
 
         return RuleEditInterpreter()
 
@@ -206,26 +206,26 @@ class Adapters:
     def edit_help(self) -> str:
         """What the configured interpreter understands, for tool descriptions, without building its client."""
         if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_edits import HELP as BEDROCK_HELP
+            from mnemo.adapters.bedrock.edits import HELP as BEDROCK_HELP
 
             return BEDROCK_HELP
-        from mnemo.adapters.rule_edit_interpreter import HELP
+        from mnemo.adapters.local.rule_edit_interpreter import HELP
 
         return HELP
 
     def _intent_annotator(self) -> IntentAnnotator:
         """Chosen with the extractor setting: Bedrock Converse, or the local cue-word table."""
         if self.settings.extractor == "bedrock":
-            from mnemo.adapters.bedrock_intents import BedrockIntentAnnotator
+            from mnemo.adapters.bedrock.intents import BedrockIntentAnnotator
 
             return BedrockIntentAnnotator.from_settings(self.settings)
-        from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
+        from mnemo.adapters.local.heuristic_intents import HeuristicIntentAnnotator
 
         return HeuristicIntentAnnotator()
 
     @cached_property
     def reranker(self) -> Reranker:
-        from mnemo.adapters.bedrock_rerank import BedrockReranker
+        from mnemo.adapters.bedrock.rerank import BedrockReranker
 
         return BedrockReranker.from_settings(self.settings)
 
@@ -234,13 +234,13 @@ class Adapters:
     def cimd_fetcher(self) -> ClientMetadataFetcher:
         """Client ID Metadata Documents over https with SSRF guards (tests replace it with one whose
         resolver and transport they choose)."""
-        from mnemo.adapters.cimd_http import SafeMetadataFetcher
+        from mnemo.adapters.http.cimd import SafeMetadataFetcher
 
         return SafeMetadataFetcher()
 
     def _mem0(self) -> Mem0Source:
         """The mem0 platform API an import job pulls a page from."""
-        from mnemo.adapters.mem0_http import Mem0HttpSource
+        from mnemo.adapters.http.mem0 import Mem0HttpSource
 
         return Mem0HttpSource(self.settings.mem0_api_url)
 

@@ -11,8 +11,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mnemo.domain.models import Permission, Principal
 from mnemo.errors import ValidationFailed
-from mnemo.services.exports import ndjson
-from mnemo.services.imports import MAX_ITEMS, ImportReport, items_of
+from mnemo.services.portability.exports import ndjson
+from mnemo.services.portability.imports import MAX_ITEMS, ImportReport, items_of
 
 if TYPE_CHECKING:
     from tqdm import tqdm

@@ -2,7 +2,7 @@
 with the MCP SDK's `OAuthClientProvider` over the network: discovery from a 401, DCR, PKCE, the
 consent page posted as a browser would, tool calls on two profiles, each token bound to its resource.
 (Expiry, refresh, reuse and step-up run in process with an injected clock:
-tests/integration/test_oauth_flow.py.)"""
+tests/integration/oauth/test_oauth_flow.py.)"""
 
 from __future__ import annotations
 

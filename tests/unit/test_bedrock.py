@@ -15,9 +15,9 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from mnemo.adapters.bedrock import BEDROCK_CLIENT_CONFIG, backoff_delay, with_retries
-from mnemo.adapters.bedrock_embedder import BedrockEmbedder
-from mnemo.adapters.bedrock_extraction import TOOL_NAME, BedrockExtractor
+from mnemo.adapters.bedrock.base import BEDROCK_CLIENT_CONFIG, backoff_delay, with_retries
+from mnemo.adapters.bedrock.embedder import BedrockEmbedder
+from mnemo.adapters.bedrock.extraction import TOOL_NAME, BedrockExtractor
 from mnemo.errors import DependencyError
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from mnemo.adapters.bedrock_intents import TOOL_NAME, BedrockIntentAnnotator
+from mnemo.adapters.bedrock.intents import TOOL_NAME, BedrockIntentAnnotator
 from mnemo.domain.intents import INTENT_LABELS
 from mnemo.errors import DependencyError
 from tests.unit.test_bedrock import MODEL, Sleeps, _calls, _client, _converse_response, _text_response

@@ -9,8 +9,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from mnemo.adapters.bedrock import ATTEMPTS
-from mnemo.adapters.bedrock_rerank import BedrockReranker, model_arn
+from mnemo.adapters.bedrock.base import ATTEMPTS
+from mnemo.adapters.bedrock.rerank import BedrockReranker, model_arn
 from mnemo.errors import DependencyError
 
 ARN = "arn:aws:bedrock:us-east-1::foundation-model/amazon.rerank-v1:0"

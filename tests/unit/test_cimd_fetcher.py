@@ -7,7 +7,7 @@ import json
 import httpx2 as httpx
 import pytest
 
-from mnemo.adapters.cimd_http import SafeMetadataFetcher
+from mnemo.adapters.http.cimd import SafeMetadataFetcher
 from mnemo.errors import ValidationFailed
 
 URL = "https://client.example/oauth/metadata.json"

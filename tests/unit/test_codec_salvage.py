@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mnemo.adapters.dynamodb_codec import UnreadableItemError, item_to_memory, memory_to_item, salvage_memory
+from mnemo.adapters.dynamodb.codec import UnreadableItemError, item_to_memory, memory_to_item, salvage_memory
 from mnemo.domain.models import Memory
 
 GOOD = Memory(id="m-1", tenant="acme", user_id="ana", agent_id="bot", group_id="trips", raw="Ana's note.",

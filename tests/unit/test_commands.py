@@ -42,7 +42,7 @@ def test_captured_at_keeps_its_offset_and_the_memory_stores_it_in_utc() -> None:
     from datetime import UTC, datetime
 
     from mnemo.domain.models import Principal
-    from mnemo.services.memories import new_memory
+    from mnemo.services.memory.memories import new_memory
 
     command = CaptureCommand(raw="x", captured_at="2023-05-08T13:56:00+02:00")
     assert command.captured_at is not None and command.captured_at.isoformat() == "2023-05-08T13:56:00+02:00"

@@ -75,7 +75,7 @@ def test_no_distinct_pair_of_a_token_kind_merges_even_at_cosine_one() -> None:
 
 @pytest.mark.skipif(not (MODEL_DIR / "model.safetensors").is_file(), reason="MiniLM model not fetched (make model)")
 def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
-    from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
     pairs = load_pairs()
     texts = sorted({t for p in pairs for t in (p["a"], p["b"])})

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from mnemo.adapters import dynamodb_table
-from mnemo.adapters.dynamodb_erasure_jobs import DynamoDbErasureJobStore
-from mnemo.adapters.dynamodb_graph import DynamoDbGraphStore
-from mnemo.adapters.dynamodb_keys import DynamoDbKeyStore
-from mnemo.adapters.dynamodb_table import DynamoDbTable
+from mnemo.adapters.dynamodb import table as dynamodb_table
+from mnemo.adapters.dynamodb.erasure_jobs import DynamoDbErasureJobStore
+from mnemo.adapters.dynamodb.graph import DynamoDbGraphStore
+from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
+from mnemo.adapters.dynamodb.table import DynamoDbTable
 from mnemo.errors import ConflictError, DependencyError, ValidationFailed
 
 

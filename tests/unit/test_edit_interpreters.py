@@ -10,8 +10,8 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from mnemo.adapters.bedrock_edits import TOOL_NAME, BedrockEditInterpreter, user_message
-from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
+from mnemo.adapters.bedrock.edits import TOOL_NAME, BedrockEditInterpreter, user_message
+from mnemo.adapters.local.rule_edit_interpreter import RuleEditInterpreter
 from mnemo.domain.edits import EditPlan, apply_plan
 from mnemo.domain.models import Status
 from mnemo.errors import DependencyError, UnsupportedEditError
@@ -107,7 +107,7 @@ def test_bedrock_recovers_on_a_later_attempt(bedrock: Any) -> None:
 
 
 def test_a_refusal_with_operations_is_a_refusal() -> None:
-    from mnemo.adapters.bedrock_edits import parse_edit_plan
+    from mnemo.adapters.bedrock.edits import parse_edit_plan
 
     plan = parse_edit_plan(_response({"operations": [{"op": "set_status", "status": "archived"}], "refusal": "unsure"}))
     assert plan.refusal == "unsure" and plan.operations == ()

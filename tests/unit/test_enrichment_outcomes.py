@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mnemo.domain.messages import EnrichmentTask
 from mnemo.domain.models import Memory
-from mnemo.services.enrichment_batch import Derived, Failed, Planned, Prepared, Skipped, failing
+from mnemo.services.enrichment.batch import Derived, Failed, Planned, Prepared, Skipped, failing
 
 
 def task(memory_id: str) -> Prepared:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mnemo.adapters.heuristic_intents import HeuristicIntentAnnotator
+from mnemo.adapters.local.heuristic_intents import HeuristicIntentAnnotator
 from mnemo.domain.graph import EntityRef, Fact, FactOrigin, FactStatus
 from mnemo.domain.namespace import Namespace
 from mnemo.domain.predicates import PredicateTable
@@ -77,7 +77,7 @@ def test_heuristic_intents() -> None:
 
 
 def test_every_heuristic_label_is_a_documented_one_and_validates() -> None:
-    from mnemo.adapters import heuristic_intents
+    from mnemo.adapters.local import heuristic_intents
     from mnemo.domain.intents import INTENT_LABELS, IntentAnnotation
 
     assert {label for label, _ in heuristic_intents._CUES} == set(INTENT_LABELS)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mnemo.adapters.heuristic_extractor import MAX_ENTITIES, MAX_FACTS, HeuristicExtractor
+from mnemo.adapters.local.heuristic_extractor import MAX_ENTITIES, MAX_FACTS, HeuristicExtractor
 from mnemo.domain.extraction import CATEGORIES, Extraction
 
 X = HeuristicExtractor()

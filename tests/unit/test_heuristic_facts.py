@@ -7,7 +7,7 @@ from datetime import date, datetime
 
 import pytest
 
-from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 
 X = HeuristicExtractor()
 THU = datetime.fromisoformat("2024-03-14T18:30:00+01:00")

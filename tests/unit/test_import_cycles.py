@@ -92,16 +92,16 @@ def test_the_cycle_finder_finds_a_cycle_and_passes_a_chain() -> None:
 
 def test_the_graph_sees_the_package_and_its_imports() -> None:
     edges = graph()
-    assert "mnemo.adapters.dynamodb_facts" in edges
-    assert "mnemo.adapters.dynamodb_fact_table" in edges["mnemo.adapters.dynamodb_erasure"]
-    assert "mnemo.ports" in edges["mnemo.adapters.dynamodb_recorded"]
+    assert "mnemo.adapters.dynamodb.facts" in edges
+    assert "mnemo.adapters.dynamodb.fact_table" in edges["mnemo.adapters.dynamodb.erasure"]
+    assert "mnemo.ports" in edges["mnemo.adapters.dynamodb.recorded"]
 
 
 def test_no_import_cycles_but_the_listed_ones() -> None:
     edges = graph()
     planted = {name: set(imported) for name, imported in edges.items()}  # the control: one edge back makes a cycle
-    planted["mnemo.adapters.dynamodb_table"].add("mnemo.adapters.dynamodb_facts")
-    assert any({"mnemo.adapters.dynamodb_table", "mnemo.adapters.dynamodb_facts"} <= c for c in cycles(planted))
+    planted["mnemo.adapters.dynamodb.table"].add("mnemo.adapters.dynamodb.facts")
+    assert any({"mnemo.adapters.dynamodb.table", "mnemo.adapters.dynamodb.facts"} <= c for c in cycles(planted))
     found = cycles(edges)
     assert [sorted(c) for c in found if any(m.startswith("mnemo.adapters.") for m in c)] == []
     assert sorted(sorted(c) for c in found if c not in ALLOWED) == []

@@ -1,6 +1,6 @@
 """Job parts stay under DynamoDB's item limit; the mem0 source pages, retries and fails clearly
 (httpx2's MockTransport: the real client stack, no network; the real-HTTP pull is in
-tests/integration/test_mem0_import.py)."""
+tests/integration/portability/test_mem0_import.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import json
 import httpx2 as httpx  # the client Mem0HttpSource uses (the mcp SDK's, in the Lambda layer)
 import pytest
 
-from mnemo.adapters.mem0_http import ATTEMPTS, Mem0HttpSource
+from mnemo.adapters.http.mem0 import ATTEMPTS, Mem0HttpSource
 from mnemo.errors import DependencyError, ValidationFailed
-from mnemo.services.jobs import PART_BYTES, parts_of
+from mnemo.services.jobs.service import PART_BYTES, parts_of
 
 
 def test_parts_split_by_count_and_by_bytes_and_refuse_an_item_too_large_alone() -> None:

@@ -1,4 +1,4 @@
-"""The job runner's protocol (services/job_runner.py) on in-memory fakes: checkpoint and dispatch,
+"""The job runner's protocol (services/jobs/runner.py) on in-memory fakes: checkpoint and dispatch,
 stale steps, the re-send when the hop that saved a step died before sending it, a conflicting
 checkpoint, and the rules for failing a job on a message's last delivery."""
 
@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from mnemo.domain.erasure import JobStatus
 from mnemo.domain.jobs import JobStep
 from mnemo.errors import ConflictError, DependencyError, ValidationFailed
-from mnemo.services.job_runner import Hop, JobRunner, TimeLeft
+from mnemo.services.jobs.runner import Hop, JobRunner, TimeLeft
 from tests.conftest import FixedClock
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mnemo.adapters.local_index import LocalSearchIndex
+from mnemo.adapters.local.index import LocalSearchIndex
 from mnemo.domain.models import Status
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.scoring import fuse

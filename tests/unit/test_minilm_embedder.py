@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mnemo.adapters.minilm_embedder import LocalMiniLmEmbedder, onnxruntime_installed
+from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder, onnxruntime_installed
 from mnemo.errors import DependencyError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_given_concurrent_first_calls_then_model_loads_once_and_results_agree(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from mnemo.adapters import minilm_embedder
+    from mnemo.adapters.local import minilm_embedder
 
     loads: list[Path] = []
     real_model = minilm_embedder._MiniLm
@@ -135,7 +135,7 @@ def test_given_auto_then_onnxruntime_when_installed_and_both_engines_agree(golde
 def test_given_onnxruntime_asked_for_but_missing_then_dependency_error_names_the_fix(
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mnemo.adapters import minilm_embedder
+    from mnemo.adapters.local import minilm_embedder
 
     monkeypatch.setattr(minilm_embedder, "onnxruntime_installed", lambda: False)
     with pytest.raises(DependencyError, match="requirements-dev.txt"):

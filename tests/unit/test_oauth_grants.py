@@ -1,4 +1,4 @@
-"""Grants and tokens without I/O (services/oauth_tokens.py over an in-memory OAuthStore): the token's
+"""Grants and tokens without I/O (services/oauth/tokens.py over an in-memory OAuthStore): the token's
 resource binding, refresh rotation and reuse detection, code redemption, the key cascade."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from mnemo.domain.oauth_records import AuthCode, Grant, OAuthRecord
 from mnemo.errors import AuthenticationError, ConflictError, OAuthError
 from mnemo.ports import ApiKeyRecord
-from mnemo.services.oauth_tokens import GrantService, Lifetimes, digest
+from mnemo.services.oauth.tokens import GrantService, Lifetimes, digest
 
 START = datetime(2025, 6, 7, 9, 0, tzinfo=UTC)
 

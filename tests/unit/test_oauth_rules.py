@@ -15,7 +15,7 @@ from mnemo.domain.oauth import (
     redirect_problem,
     s256,
 )
-from mnemo.services.oauth_metadata import authorization_server, prm_resource, protected_resource
+from mnemo.services.oauth.metadata import authorization_server, prm_resource, protected_resource
 from mnemo.surfaces.auth import www_authenticate
 
 PROFILES = ["", "facts", "thrindex", "r3"]

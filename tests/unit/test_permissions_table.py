@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mnemo.domain.models import Permission, Principal, Status
 from mnemo.errors import ForbiddenError
-from mnemo.services.permissions import REQUIRED, Operation, authorize, status_change
+from mnemo.services.tenancy.permissions import REQUIRED, Operation, authorize, status_change
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "permissions.md"
 

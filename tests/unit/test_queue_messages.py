@@ -11,8 +11,8 @@ import pytest
 from botocore.stub import Stubber
 from pydantic import ValidationError
 
-from mnemo.adapters.sqs_jobs import SqsJobQueue
-from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
+from mnemo.adapters.sqs.jobs import SqsJobQueue
+from mnemo.adapters.sqs.queue import SqsEnrichmentQueue
 from mnemo.domain.erasure import ErasureStep
 from mnemo.domain.jobs import JobStep
 from mnemo.domain.messages import EnrichmentTask, parse_message

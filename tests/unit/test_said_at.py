@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mnemo.adapters.dynamodb_codec import item_to_memory, memory_to_item
-from mnemo.adapters.heuristic_extractor import HeuristicExtractor
+from mnemo.adapters.dynamodb.codec import item_to_memory, memory_to_item
+from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 from mnemo.domain.commands import CaptureCommand
 from mnemo.domain.models import Memory
 

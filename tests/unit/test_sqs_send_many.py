@@ -6,7 +6,7 @@ from __future__ import annotations
 import boto3
 from botocore.stub import ANY, Stubber
 
-from mnemo.adapters.sqs_queue import SqsEnrichmentQueue
+from mnemo.adapters.sqs.queue import SqsEnrichmentQueue
 from mnemo.ports import EnrichmentTask
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/enrichment"

@@ -17,11 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mnemo.adapters.rule_edit_interpreter import RuleEditInterpreter
+from mnemo.adapters.local.rule_edit_interpreter import RuleEditInterpreter
 from mnemo.domain.commands import CaptureCommand, EditCommand
 from mnemo.domain.models import Activity, Memory, Permission, Principal
 from mnemo.errors import ConflictError
-from mnemo.services.memories import MemoryService
+from mnemo.services.memory.memories import MemoryService
 
 CALLER = Principal(tenant="t", key_prefix="mn_model", permissions=frozenset({Permission.ADMIN}))
 

@@ -28,7 +28,7 @@ the first such disagreement, or answers None when there is none:
   "hate", "big" / "small", "remember" / "forgot"), and a reversed preference ("emails rather than
   calls" / "calls rather than emails").
 
-Pure functions, no I/O: services/duplicates.py applies them to every comparison it makes.
+Pure functions, no I/O: services/memory/duplicates.py applies them to every comparison it makes.
 """
 
 from __future__ import annotations

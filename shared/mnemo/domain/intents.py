@@ -2,7 +2,7 @@
 
 An annotation is stored on the edge as `intent_meta`: `{label, confidence, evidence, annotator}`.
 An annotator that failed leaves `{annotator, error}` instead, so the failure is visible on the edge;
-only an edge with a label counts an `intents` credit (services/metering.py).
+only an edge with a label counts an `intents` credit (services/tenancy/metering.py).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class EnrichmentTask(BaseModel):
     reindex: bool = False  # re-derive even if already enriched (index rebuilds, model changes)
 
 
-StepMessage = JobStep | ErasureStep  # a message that advances a job by one step (services/job_runner.py)
+StepMessage = JobStep | ErasureStep  # a message that advances a job by one step (services/jobs/runner.py)
 
 
 def _task(value: Any) -> str | None:

@@ -15,7 +15,7 @@ So each expression's parse is kept (a bounded LRU per kind):
   nothing appends to; each parse gets its own deque of them to consume.
 
 An expression that fails to parse raises every time (a raise is never cached).
-tests/integration/test_local_stack_guarantees.py reapplies remembered expressions and checks each
+tests/integration/local/test_local_stack_guarantees.py reapplies remembered expressions and checks each
 result. `install()` patches moto's classes in this process (idempotent).
 """
 

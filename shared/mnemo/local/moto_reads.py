@@ -5,7 +5,7 @@ value by value; for reads that return items this is the whole cost of the call: 
 hydration (one BatchGetItem of ~57 memories) took 240 ms, almost all in moto's serialiser
 (bench/search_latency.py). For these operations moto has already put every item in DynamoDB's
 wire form ({"S": ...}, {"N": ...}, ...), so the JSON body is that dict, dumped: the bytes botocore
-parses are the same (tests/integration/test_moto_reads.py compares both serialisers on items of
+parses are the same (tests/integration/local/test_moto_reads.py compares both serialisers on items of
 every attribute type). Errors and every other operation still go through moto's serialiser.
 
 `install()` patches moto's class in this process (idempotent).

@@ -97,8 +97,8 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         def healthz() -> dict[str, str]:
             return {"status": "ok", "version": __version__}
 
-        from mnemo.services.oauth_metadata import PRM_PATH, prm_resource, protected_resource
-        from mnemo.surfaces.openapi import ERROR_RESPONSES
+        from mnemo.services.oauth.metadata import PRM_PATH, prm_resource, protected_resource
+        from mnemo.surfaces.rest.openapi import ERROR_RESPONSES
 
         def prm(request: Request, suffix: str) -> dict[str, object]:
             """RFC 9728: the root document names `/mcp`; `/.well-known/oauth-protected-resource/mcp/r3`
@@ -119,15 +119,15 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         def path_resource_metadata(request: Request, suffix: str) -> dict[str, object]:
             return prm(request, "/" + suffix)
 
-        from mnemo.surfaces.openapi import document_errors
-        from mnemo.surfaces.rest import router
-        from mnemo.surfaces.rest_erasure import router as erasure_router
-        from mnemo.surfaces.rest_facts import router as facts_router
-        from mnemo.surfaces.rest_graph import router as graph_router
-        from mnemo.surfaces.rest_keys import router as keys_router
-        from mnemo.surfaces.rest_oauth import router as oauth_router
-        from mnemo.surfaces.rest_portability import router as portability_router
-        from mnemo.surfaces.rest_usage import router as usage_router
+        from mnemo.surfaces.rest.api import router
+        from mnemo.surfaces.rest.erasure import router as erasure_router
+        from mnemo.surfaces.rest.facts import router as facts_router
+        from mnemo.surfaces.rest.graph import router as graph_router
+        from mnemo.surfaces.rest.keys import router as keys_router
+        from mnemo.surfaces.rest.oauth import router as oauth_router
+        from mnemo.surfaces.rest.openapi import document_errors
+        from mnemo.surfaces.rest.portability import router as portability_router
+        from mnemo.surfaces.rest.usage import router as usage_router
 
         api.include_router(router)
         api.include_router(facts_router)
@@ -138,7 +138,7 @@ def create_app(services: Container | Services, *, rest: bool = True, mcp: bool =
         api.include_router(keys_router)
         api.include_router(oauth_router)
         document_errors(api)
-        from mnemo.surfaces.oauth_routes import mount_oauth
+        from mnemo.surfaces.oauth.routes import mount_oauth
         from mnemo.surfaces.web import SecurityHeaders, mount_pages
 
         mount_oauth(api, provide)  # only when settings.oauth_enabled, checked per request

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the container's KeyService is imported when first built, not at Lambda init
     from mnemo.domain.models import Principal
-    from mnemo.services.keys import KeyService
+    from mnemo.services.tenancy.keys import KeyService
 
 __all__ = ["authenticate", "base_url", "bearer_token", "challenge_error", "www_authenticate"]
 
@@ -43,7 +43,7 @@ def www_authenticate(base: str, description: str, resource: str | None = None, *
     `resource` (an MCP path): its path-suffixed document and a `scope` hint (what to ask for there);
     None (REST): the root document. `error` None: the request sent no credentials, and RFC 6750 §3.1
     says such a challenge carries no error code (`challenge_error` picks it from the headers)."""
-    from mnemo.services.oauth_metadata import PRM_PATH, metadata_url, scope_hint  # on a 401 only: not at MCP init
+    from mnemo.services.oauth.metadata import PRM_PATH, metadata_url, scope_hint  # on a 401 only: not at MCP init
 
     document = metadata_url(base, resource) if resource else f"{base}{PRM_PATH}"
     challenge = 'Bearer realm="mnemo", '

@@ -10,26 +10,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from mnemo.services.adding import AddService
-    from mnemo.services.connect_codes import ConnectCodes
-    from mnemo.services.connections import ConnectionService
-    from mnemo.services.duplicates import DuplicateService
-    from mnemo.services.erasure import ErasureService
-    from mnemo.services.erasure_jobs import ErasureJobService
-    from mnemo.services.exports import ExportService
-    from mnemo.services.extraction import EntityExtraction
-    from mnemo.services.fact_search import FactSearchService
-    from mnemo.services.facts import FactService
-    from mnemo.services.graph_traversal import GraphTraversal
-    from mnemo.services.hot_reads import HotReads
-    from mnemo.services.import_files import ImportFiles
-    from mnemo.services.jobs import JobService
-    from mnemo.services.keys import KeyService
-    from mnemo.services.memories import MemoryService
-    from mnemo.services.metering import Meter
-    from mnemo.services.oauth_tokens import GrantService
-    from mnemo.services.search_cache import SearchCache
-    from mnemo.services.status import StatusService
+    from mnemo.services.enrichment.extraction import EntityExtraction
+    from mnemo.services.enrichment.status import StatusService
+    from mnemo.services.erasure.memories import ErasureService
+    from mnemo.services.erasure.users import ErasureJobService
+    from mnemo.services.facts.connections import ConnectionService
+    from mnemo.services.facts.search import FactSearchService
+    from mnemo.services.facts.service import FactService
+    from mnemo.services.facts.traversal import GraphTraversal
+    from mnemo.services.jobs.service import JobService
+    from mnemo.services.memory.adding import AddService
+    from mnemo.services.memory.duplicates import DuplicateService
+    from mnemo.services.memory.hot_reads import HotReads
+    from mnemo.services.memory.memories import MemoryService
+    from mnemo.services.memory.search_cache import SearchCache
+    from mnemo.services.oauth.connect_codes import ConnectCodes
+    from mnemo.services.oauth.tokens import GrantService
+    from mnemo.services.portability.exports import ExportService
+    from mnemo.services.portability.import_files import ImportFiles
+    from mnemo.services.tenancy.keys import KeyService
+    from mnemo.services.tenancy.metering import Meter
     from mnemo.settings import MnemoSettings
 
 

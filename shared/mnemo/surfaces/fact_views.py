@@ -1,5 +1,5 @@
 """The facts product's JSON shapes (seed 001), shared by `/mcp/facts` and the REST routes: an edge,
-an episode, a node; a write's answer echoes the namespace it wrote (`scope`). Pinned by tests/integration/test_profile_facts.py."""
+an episode, a node; a write's answer echoes the namespace it wrote (`scope`). Pinned by tests/integration/surfaces/test_profile_facts.py."""
 
 from __future__ import annotations
 

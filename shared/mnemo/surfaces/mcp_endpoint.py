@@ -19,9 +19,9 @@ from mnemo.surfaces.asgi_body import read_body, replay
 from mnemo.surfaces.auth import authenticate, base_url, bearer_token, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
+from mnemo.surfaces.oauth.step_up import insufficient_scope, step_up
 from mnemo.surfaces.principal import reset_principal, set_principal
 from mnemo.surfaces.profiles import ProfileBuilder
-from mnemo.surfaces.step_up import insufficient_scope, step_up
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container
@@ -80,7 +80,7 @@ class McpDispatcher:
     def _authenticate(services: Container, headers: dict[str, str], path: str) -> tuple[Principal, bool]:
         """(principal, whether by OAuth): an API key, or (OAuth on) an access token bound to this
         path's resource (docs/oauth.md)."""
-        from mnemo.services.oauth_tokens import ACCESS_PREFIX  # with the first request, not at init
+        from mnemo.services.oauth.tokens import ACCESS_PREFIX  # with the first request, not at init
 
         token = bearer_token(headers.get("authorization"))
         if services.settings.oauth_enabled:

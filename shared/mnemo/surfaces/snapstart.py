@@ -8,14 +8,14 @@ clients, every MCP profile's server), so that restored instances start with it.
 
 Anything init and the hook leave in memory is therefore shared by all instances and may be hours old:
 
-- `random`'s state: every instance would draw the same retry jitter (adapters/bedrock.py) and
+- `random`'s state: every instance would draw the same retry jitter (adapters/bedrock/base.py) and
   retry in lockstep. Reseeded from the OS after restore. `uuid.uuid4()` and `secrets` read the
   OS's random source on every call, which Lambda reseeds on restore: nothing to do for them.
 - AWS credentials and open connections of boto3 clients, the OpenSearch client's SigV4 signer:
   the credentials may have expired and the sockets are dead. Dropped after restore
   (`Container.forget_connections`), rebuilt by the next request from a fresh session that keeps the
   parsed service models.
-- the API-key cache (services/keys.py): its entries are timed by `time.monotonic()`, which does not
+- the API-key cache (services/tenancy/keys.py): its entries are timed by `time.monotonic()`, which does not
   count the time the snapshot spent on the shelf. Dropped with the rest.
 
 The hooks are registered with the runtime's `snapshot_restore_py` (part of Lambda's Python 3.12+

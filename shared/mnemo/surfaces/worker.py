@@ -22,8 +22,8 @@ from pydantic import ValidationError
 from mnemo.domain.erasure import ErasureStep
 from mnemo.domain.messages import EnrichmentTask, StepMessage, parse_message
 from mnemo.errors import MnemoError
-from mnemo.services.enrichment_batch import Prepared
-from mnemo.services.job_runner import forever
+from mnemo.services.enrichment.batch import Prepared
+from mnemo.services.jobs.runner import forever
 
 if TYPE_CHECKING:
     from mnemo.bootstrap import Container

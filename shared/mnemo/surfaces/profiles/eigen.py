@@ -26,7 +26,7 @@ from mnemo.errors import (
     QuotaExceededError,
     TenantSuspendedError,
 )
-from mnemo.services.permissions import REQUIRED, Operation
+from mnemo.services.tenancy.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, thought_view, written_scope
 

@@ -31,7 +31,7 @@ from mnemo.errors import (
     QuotaExceededError,
     TenantSuspendedError,
 )
-from mnemo.services.fact_search import FactSearchQuery
+from mnemo.services.facts.search import FactSearchQuery
 from mnemo.surfaces.fact_views import (
     EpisodeResult,
     FactResult,

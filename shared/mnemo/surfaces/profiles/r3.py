@@ -42,11 +42,11 @@ from mnemo.errors import (
     TenantSuspendedError,
     ValidationFailed,
 )
-from mnemo.services.awaiting import WAIT_SECONDS
-from mnemo.services.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
-from mnemo.services.duplicates import Duplicate
-from mnemo.services.imports import items_of
-from mnemo.services.permissions import may_read
+from mnemo.services.facts.connections import MAX_DEPTH, OVERVIEW_MEMORIES, OVERVIEW_RECORDED
+from mnemo.services.memory.awaiting import WAIT_SECONDS
+from mnemo.services.memory.duplicates import Duplicate
+from mnemo.services.portability.imports import items_of
+from mnemo.services.tenancy.permissions import may_read
 from mnemo.surfaces.profiles import r3_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller, given
 from mnemo.surfaces.views import user_scope, written_scope

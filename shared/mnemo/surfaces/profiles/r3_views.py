@@ -15,10 +15,10 @@ from pydantic import BaseModel
 from mnemo.domain.graph import Fact
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import Memory, ScoredMemory
-from mnemo.services.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Connection, Neighbourhood, Overview
-from mnemo.services.duplicates import DedupReport, Withheld
-from mnemo.services.imports import ImportReport
-from mnemo.services.search_cache import CacheStats, OptimizeReport
+from mnemo.services.facts.connections import OVERVIEW_MEMORIES, OVERVIEW_RECORDED, Connection, Neighbourhood, Overview
+from mnemo.services.memory.duplicates import DedupReport, Withheld
+from mnemo.services.memory.search_cache import CacheStats, OptimizeReport
+from mnemo.services.portability.imports import ImportReport
 from mnemo.surfaces.views import one_line, user_scope
 
 NO_MEMORIES = "No memories found"

@@ -34,7 +34,7 @@ from mnemo.errors import (
     TenantSuspendedError,
     WriteLimitError,
 )
-from mnemo.services.permissions import REQUIRED, Operation
+from mnemo.services.tenancy.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles import thrindex_views as views
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
 
@@ -66,7 +66,7 @@ MemoryId = Annotated[str, Field(max_length=128, description="The UUID of the mem
 
 
 def need(operation: Operation) -> None:
-    """The permission table's check (services/permissions.py) in the seed's wording, before any work."""
+    """The permission table's check (services/tenancy/permissions.py) in the seed's wording, before any work."""
     permission = REQUIRED[operation]
     if not caller().allows(permission):
         raise ForbiddenError(f"API key is missing the {permission.value} scope.")

@@ -6,7 +6,7 @@ import { el, field, replace } from "./dom.js";
 
 export const BODY_LIMIT = 256 * 1024;  // the REST body cap (surfaces/gate.py)
 const CHUNK_BYTES = 200 * 1024;  // room for the envelope and JSON escaping differences
-const CHUNK_ITEMS = 200;  // the synchronous import limit (services/jobs.py): every chunk answers at once
+const CHUNK_ITEMS = 200;  // the synchronous import limit (services/jobs/service.py): every chunk answers at once
 const encoder = new TextEncoder();
 
 /** The items of a file, memories first, as the API's `items_of` reads them. */

@@ -1,0 +1,1 @@
+"""The embedded default's models and indexes: heuristic extraction, MiniLM, in-process indexes."""

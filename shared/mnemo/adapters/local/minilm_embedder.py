@@ -1,0 +1,274 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 without torch (multi-GB, too large for Lambda) and
+without a model hub at run time.
+
+Two engines run the same forward pass (BERT encoder, mean pooling, L2 normalisation) on the same
+weights: onnxruntime where it is installed (requirements-dev.txt: the local stack, tests, benches;
+local/minilm_onnx.py), numpy otherwise (requirements.txt alone). Lambda ships neither: it embeds with
+Bedrock (layers/deps/requirements.txt). Both reproduce sentence-transformers
+to within 1e-6 abs; tests/unit/test_minilm_embedder.py holds each to golden vectors.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from mnemo.errors import DependencyError
+
+Array = npt.NDArray[np.float32]
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length (tokenizer.json ships 128)
+NUM_LAYERS = 6
+NUM_HEADS = 12
+LAYER_NORM_EPS = 1e-12
+REQUIRED_FILES = ("model.safetensors", "tokenizer.json")
+
+Engine = Literal["auto", "onnxruntime", "numpy"]
+Forward = Callable[[npt.NDArray[np.int64], Array], Array]  # (ids, mask) (batch, seq) -> (batch, 384)
+
+# erf as a rational function on [-4, 4] (Eigen's float erf; beyond, erf is ±1 in float32):
+# GELU abs error < 1.5e-6, float32 rounding level. BERT needs the exact (erf) GELU, not the tanh
+# approximation, and np.vectorize(math.erf) is far too slow.
+_ERF_NUM = tuple(np.float32(c) for c in (
+    -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+    -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02))
+_ERF_DEN = tuple(np.float32(c) for c in (
+    -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+    -1.42647390514189e-02))
+_FFN_ROWS = 256  # tokens per FFN chunk: keeps the (rows, 1536) intermediate in cache
+
+
+def _polynomial(x2: Array, coefficients: tuple[np.float32, ...]) -> Array:
+    """Horner's scheme in place: one temporary, no float64 round trip."""
+    acc = x2 * coefficients[0]
+    acc += coefficients[1]
+    for c in coefficients[2:]:
+        acc *= x2
+        acc += c
+    return acc
+
+
+def _gelu(x: Array) -> Array:
+    """Exact GELU, 0.5·x·(1 + erf(x/√2))."""
+    z = x * np.float32(0.7071067811865476)
+    np.clip(z, np.float32(-4.0), np.float32(4.0), out=z)
+    z2 = z * z
+    erf = _polynomial(z2, _ERF_NUM)
+    erf *= z
+    erf /= _polynomial(z2, _ERF_DEN)
+    erf += np.float32(1.0)
+    erf *= x
+    erf *= np.float32(0.5)
+    return erf
+
+
+def _layer_norm(x: Array, weight: Array, bias: Array) -> Array:
+    centred = x - x.mean(axis=-1, keepdims=True)
+    var = (centred * centred).mean(axis=-1, keepdims=True)
+    normed: Array = centred / np.sqrt(var + np.float32(LAYER_NORM_EPS)) * weight + bias
+    return normed
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One encoder layer: weights pre-transposed (x @ w copies nothing), q|k|v fused in one GEMM."""
+
+    qkv_w: Array  # (384, 1152)
+    qkv_b: Array
+    attn_out_w: Array
+    attn_out_b: Array
+    attn_ln_w: Array
+    attn_ln_b: Array
+    inter_w: Array
+    inter_b: Array
+    out_w: Array
+    out_b: Array
+    out_ln_w: Array
+    out_ln_b: Array
+
+
+def onnxruntime_installed() -> bool:
+    """onnxruntime runs the graph, onnx builds it."""
+    return all(importlib.util.find_spec(name) for name in ("onnxruntime", "onnx"))
+
+
+def resolve_engine(engine: Engine) -> Literal["onnxruntime", "numpy"]:
+    """auto = onnxruntime when installed, else numpy; an explicit engine must be installed."""
+    if engine == "numpy":
+        return engine
+    if onnxruntime_installed():
+        return "onnxruntime"
+    if engine == "onnxruntime":
+        raise DependencyError("embedder engine onnxruntime is not installed: "
+                              "`pip install -r requirements-dev.txt`, or set the engine to numpy or auto")
+    return "numpy"
+
+
+class _MiniLm:
+    """The loaded tokenizer and float32 weights, and the forward pass of the chosen engine."""
+
+    def __init__(self, model_dir: Path, engine: Literal["onnxruntime", "numpy"] = "numpy",
+                 threads: int | None = 1) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.no_padding()  # we pad per batch ourselves, after sorting by length
+        self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        # Upcast: a fp16 weights file (the Lambda layer's) works unchanged.
+        t = {k: v.astype(np.float32) for k, v in load_file(str(model_dir / "model.safetensors")).items()
+             if k != "embeddings.position_ids"}
+
+        self.engine = engine
+        if engine == "onnxruntime":
+            from mnemo.adapters.local.minilm_onnx import OnnxMiniLm
+
+            self.forward: Forward = OnnxMiniLm(t, dimension=DIMENSION, layers=NUM_LAYERS, heads=NUM_HEADS,
+                                               eps=LAYER_NORM_EPS, threads=threads).forward
+            return
+        self.forward = self._numpy_forward
+
+        def lin(name: str) -> tuple[Array, Array]:
+            return np.ascontiguousarray(t[f"{name}.weight"].T), t[f"{name}.bias"]
+
+        self.word = t["embeddings.word_embeddings.weight"]
+        self.position = t["embeddings.position_embeddings.weight"]
+        self.token_type0 = t["embeddings.token_type_embeddings.weight"][0]
+        self.emb_ln = t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"]
+        self.layers: list[_Layer] = []
+        for i in range(NUM_LAYERS):
+            p = f"encoder.layer.{i}."
+            q, k, v = (lin(f"{p}attention.self.{n}") for n in ("query", "key", "value"))
+            scale = np.float32(1.0 / np.sqrt(DIMENSION // NUM_HEADS))
+            self.layers.append(_Layer(
+                np.ascontiguousarray(np.concatenate([q[0] * scale, k[0], v[0]], axis=1)),
+                np.concatenate([q[1] * scale, k[1], v[1]]),
+                *lin(f"{p}attention.output.dense"),
+                t[f"{p}attention.output.LayerNorm.weight"], t[f"{p}attention.output.LayerNorm.bias"],
+                *lin(f"{p}intermediate.dense"), *lin(f"{p}output.dense"),
+                t[f"{p}output.LayerNorm.weight"], t[f"{p}output.LayerNorm.bias"],
+            ))
+
+    def _numpy_forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+        """Token ids and attention mask (batch, seq) → unit-length sentence vectors (batch, 384)."""
+        batch, seq = ids.shape
+        head_dim = DIMENSION // NUM_HEADS
+        # Hidden states stay 2-D (batch·seq, 384): numpy runs a 3-D @ 2-D product as a loop of
+        # small GEMMs, about 2x slower than one large GEMM.
+        x = (self.word[ids] + self.position[:seq] + self.token_type0).reshape(-1, DIMENSION)
+        x = _layer_norm(x, *self.emb_ln)
+        # Padding gets the dtype's minimum as score bias, as transformers does: softmax weight 0.
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        for layer in self.layers:
+            qkv = (x @ layer.qkv_w + layer.qkv_b).reshape(batch, seq, 3, NUM_HEADS, head_dim)
+            # Contiguous operands: numpy's stacked matmul is ~10x slower on strided views.
+            q = np.ascontiguousarray(qkv[:, :, 0].transpose(0, 2, 1, 3))
+            k_t = np.ascontiguousarray(qkv[:, :, 1].transpose(0, 2, 3, 1))
+            v = np.ascontiguousarray(qkv[:, :, 2].transpose(0, 2, 1, 3))
+            scores = q @ k_t  # already scaled by 1/sqrt(head_dim): folded into the query weights
+            scores += bias
+            scores -= scores.max(axis=-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(-1, DIMENSION)
+            x = _layer_norm(context @ layer.attn_out_w + layer.attn_out_b + x,
+                            layer.attn_ln_w, layer.attn_ln_b)
+            ffn = np.empty_like(x)
+            for start in range(0, x.shape[0], _FFN_ROWS):
+                rows = slice(start, start + _FFN_ROWS)
+                ffn[rows] = _gelu(x[rows] @ layer.inter_w + layer.inter_b) @ layer.out_w
+            ffn += layer.out_b
+            ffn += x
+            x = _layer_norm(ffn, layer.out_ln_w, layer.out_ln_b)
+        hidden = x.reshape(batch, seq, DIMENSION)
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
+
+
+def _limit_blas_threads(threads: int) -> None:
+    """Size numpy's BLAS thread pool for the whole process (a pool is per process, not per call:
+    limiting it around each call would race between the request threads and the worker)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads, user_api="blas")
+
+
+class LocalMiniLmEmbedder:
+    """`Embedder` port on the local MiniLM model; loads lazily so constructing it costs nothing."""
+
+    model_id = MODEL_ID
+    dimension = DIMENSION
+
+    def __init__(self, model_dir: str | Path, batch_size: int = 32, *, blas_threads: int | None = 1,
+                 engine: Engine = "auto") -> None:
+        """`engine`: onnxruntime runs the pass 1.4-2x faster and outside the GIL, so a busy request
+        thread no longer stalls it (a batch of 32 beside a spinning Python thread: 3.8 s on numpy,
+        0.23 s on onnxruntime; bench/embedder_bench.py); numpy is the fallback that needs nothing
+        beyond requirements.txt.
+
+        `blas_threads`: the process's BLAS thread pool size (and onnxruntime's per-call pool), set
+        when the model loads (None leaves it alone). One thread by default: OpenBLAS's worker
+        threads spin while they wait, and on a laptop, CI runner or Lambda with 1-2 busy cores a
+        one-query forward pass took 86-218 ms with 2 threads against 13-18 ms with one, and a batch
+        of 32 texts 1.0-1.7 s against 0.35 s (2-core VM under load; bench/search_latency.py)."""
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.model_dir = Path(model_dir)
+        self.batch_size = batch_size
+        self.blas_threads = blas_threads
+        self.engine = engine
+        self._model: _MiniLm | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> _MiniLm:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    missing = [f for f in REQUIRED_FILES if not (self.model_dir / f).is_file()]
+                    if missing:
+                        raise DependencyError(
+                            f"embedding model files missing in {self.model_dir} ({', '.join(missing)}): "
+                            "run `make model` or `python scripts/fetch_model.py`")
+                    engine = resolve_engine(self.engine)
+                    try:
+                        if self.blas_threads is not None:
+                            _limit_blas_threads(self.blas_threads)
+                        self._model = _MiniLm(self.model_dir, engine, self.blas_threads)
+                    except Exception as exc:  # corrupt file, missing package: one domain error
+                        raise DependencyError(
+                            f"cannot load the embedding model from {self.model_dir}: re-run "
+                            "`python scripts/fetch_model.py`") from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order. Texts are batched by token count so each
+        batch pads as little as possible; the result does not depend on the batching."""
+        if not texts:
+            return []
+        model = self._load()
+        # Sequential encode: as fast as encode_batch here (~0.1 ms a text) and it starts no Rayon
+        # worker threads to compete with OpenBLAS's for a Lambda's or laptop's few cores.
+        token_ids = [model.tokenizer.encode(text).ids for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            seq = max(len(token_ids[i]) for i in chunk)
+            ids = np.zeros((len(chunk), seq), dtype=np.int64)
+            mask = np.zeros((len(chunk), seq), dtype=np.float32)
+            for row, i in enumerate(chunk):
+                ids[row, :len(token_ids[i])] = token_ids[i]
+                mask[row, :len(token_ids[i])] = 1.0
+            out[chunk] = model.forward(ids, mask)
+        return out.tolist()

@@ -1,0 +1,1 @@
+"""SQS adapters: the enrichment and job queues."""

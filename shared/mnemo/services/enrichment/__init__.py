@@ -1,0 +1,1 @@
+"""Enrichment: the worker's stages over an SQS batch, recovery and status."""

@@ -1,0 +1,1 @@
+"""Permanent erasure: one memory, one user, and the fence against writes in flight."""

@@ -1,0 +1,1 @@
+"""The fact graph: record, search, keep timelines, walk."""

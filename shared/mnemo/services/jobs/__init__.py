@@ -1,0 +1,1 @@
+"""Long operations as jobs on the worker queue: one runner, registered steps."""

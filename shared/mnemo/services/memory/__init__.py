@@ -1,0 +1,1 @@
+"""Memories: capture, read, search, edit and archive, with duplicates, idempotency and the r3 hot set."""

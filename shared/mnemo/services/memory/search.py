@@ -1,0 +1,142 @@
+"""Search over a tenant's memories: the index finds candidates, ranking happens here (fusion, graph
+expansion, threshold, an optional reranker), and the store decides what is visible (the index is
+derived and may lag it). `MemoryService.search` checks the permission, meters, scopes and delegates."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from mnemo.domain import query as query_input
+from mnemo.domain import scoring
+from mnemo.domain.commands import RetrieveCommand
+from mnemo.domain.models import EnrichmentState, Memory, Principal, ScoredMemory
+from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.scoring import RECIPES
+from mnemo.errors import DependencyError
+from mnemo.ports import Embedder, MemoryStore, Reranker, SearchIndex, SearchQuery
+
+logger = logging.getLogger(__name__)
+
+# Per enrichment state (pending, failed), how many of a tenant's newest unindexed memories a search reads.
+UNINDEXED_READ = 50
+# A search reads its top_k best hits and this many more, deeper by one per hit the store no longer
+# shows, in at most this many rounds (the index lags the store by seconds: hidden hits are rare).
+_SPARE_HITS = 2
+_HYDRATION_ROUNDS = 3
+
+
+def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
+    return scoring.meets(threshold, score, enriched=memory.enrichment.state is EnrichmentState.ENRICHED)
+
+
+class MemorySearch:
+    """The search half of `MemoryService` (services/memory/memories.py): it owns the collaborators and builds
+    one of these per search (a plain object over the same collaborators, lazy adapters: nothing is built twice)."""
+
+    def __init__(self, store: MemoryStore, index: SearchIndex, *,
+                 embedder: Embedder | None, reranker: Reranker | None,
+                 clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._reranker = reranker  # None: no reranking stage (the local stack: no weights ship)
+        self._clock = clock
+
+    def search(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, *,
+               context: str | None = None) -> list[ScoredMemory]:
+        """The ranked hits of `command` inside `scope` (the caller checked the permission and metered)."""
+        assert command.query is not None
+        recipe = RECIPES[command.mode]
+        rerank = recipe.rerank and self._reranker is not None
+        probe = self._probe(scope, command, context)
+        # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
+        recent = self._unindexed(probe)
+        candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
+        scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
+        reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
+        # A reranker reorders the best RERANK_DEPTH visible hits: those are read, not only the first top_k.
+        wide = command.model_copy(update={"top_k": max(command.top_k, scoring.RERANK_DEPTH)}) if rerank else command
+        memories, visible = self._hydrate(principal, wide, scope, scored, reach, recent)
+        # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
+        if recipe.expand_graph:
+            ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
+        else:
+            ranked = scored.among(visible)
+        results = [
+            ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
+            for r in ranked
+            if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
+        ]
+        return (self._reranked(command.query, results[: wide.top_k]) if rerank else results)[: command.top_k]
+
+    def _reranked(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
+        """The reranker's order of `results` (only memories the caller sees reach it). It refines an
+        answer the fused ranking already gives: if it fails, that answer stands (logged)."""
+        if len(results) < 2:
+            return results
+        try:
+            relevance = self._reranker.rerank(query, [r.memory.raw for r in results])  # type: ignore[union-attr]
+        except DependencyError as exc:
+            logger.warning("rerank failed; the fused order stands", extra={"reason": str(exc)})
+            return results
+        by_id = {r.memory.id: r.memory for r in results}
+        order = scoring.reranked([scoring.Ranked(r.memory.id, r.score, r.components) for r in results], relevance)
+        return [ScoredMemory(memory=by_id[o.memory_id], score=o.score, components=o.components) for o in order]
+
+    def _hydrate(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, scored: scoring.Scored,
+                 reach: dict[str, float], read: list[Memory]) -> tuple[dict[str, Memory], set[str]]:
+        """Reads the best hits and only the graph neighbours whose reach could still place them in the
+        first top_k; `read`: memories already in hand (the unindexed ones). The index may lag the store
+        (a hit archived, moved or erased since): the first read guesses every hit shown, each hidden hit
+        makes it read one deeper, and neighbours are then checked against the bar the shown hits set.
+        One BatchGetItem unless hits were hidden. Returns the memories read and the ids the caller sees."""
+        def visible(memory: Memory) -> bool:
+            return scope.covers(memory.namespace) and memory.status in command.statuses and memory.author in command.authors
+
+        def counts(mid: str) -> bool:  # shown, and kept by the threshold
+            memory = memories.get(mid)
+            return memory is not None and visible(memory) and _meets(command.threshold, scored.score_of(mid), memory)
+
+        memories = {m.id: m for m in read}
+        asked = set(memories)
+        best: list[str] = []
+        depth = command.top_k + _SPARE_HITS
+        for _ in range(_HYDRATION_ROUNDS):
+            best = scored.best_ids(depth)
+            guess = [mid for mid in best if mid not in asked or counts(mid)]
+            wanted = [mid for mid in best if mid not in asked]
+            wanted += scoring.within_reach(reach, scoring.kth(scored, guess, command.top_k), exclude=asked | set(best))
+            asked.update(wanted)
+            if wanted:
+                memories.update((m.id, m) for m in self._store.get_many(principal.tenant, wanted))
+            hidden = sum(1 for mid in best if mid not in memories or not visible(memories[mid]))
+            if not hidden or depth >= len(scored.order) or sum(map(counts, best)) >= command.top_k:
+                break
+            depth += hidden
+        bar = scoring.kth(scored, [mid for mid in best if counts(mid)], command.top_k)
+        missed = scoring.within_reach(reach, bar, exclude=asked)
+        if missed:
+            memories.update((m.id, m) for m in self._store.get_many(principal.tenant, missed))
+        return memories, {mid for mid, memory in memories.items() if visible(memory)}
+
+    def _probe(self, scope: NamespaceFilter, command: RetrieveCommand, context: str | None) -> SearchQuery:
+        assert command.query is not None
+        vector = None
+        if self._embedder is not None:
+            texts = [command.query, context] if context and context.strip() else [command.query]
+            vectors = self._embedder.embed(texts)
+            vector = query_input.blend(vectors[0], vectors[1]) if len(vectors) == 2 else vectors[0]
+        return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
+                           authors=command.authors, statuses=command.statuses, top_k=command.top_k)
+
+    def _unindexed(self, probe: SearchQuery) -> list[Memory]:
+        """Every accepted memory is findable from tier 1 on: the newest memories whose enrichment is
+        unfinished (pending, or failed for good) are read from the store and matched lexically; their
+        semantic and graph signals join once enrichment indexes them. Costs two Queries and one
+        BatchGetItem per search, bounded by UNINDEXED_READ whatever the backlog (docs/scoring.md)."""
+        return [
+            m for m in self._store.unindexed(probe.scope.tenant, UNINDEXED_READ)
+            if probe.scope.covers(m.namespace) and m.status in probe.statuses and m.author in probe.authors
+        ]

@@ -1,0 +1,1 @@
+"""MCP authorization: registration, codes, grants and tokens, discovery documents."""

@@ -1,0 +1,1 @@
+"""Keys, permissions and metering of a tenant."""

@@ -1,0 +1,1 @@
+"""MCP authorization on the REST origin: routes, consent page, the SDK provider, step-up."""

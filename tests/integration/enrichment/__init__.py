@@ -1,0 +1,1 @@
+"""The enrichment worker: stages, calls, pollers, intents."""

@@ -1,0 +1,1 @@
+"""Erasure: of a memory and of a user, races and properties."""

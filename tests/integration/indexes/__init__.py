@@ -1,0 +1,1 @@
+"""The search and fact index ports, OpenSearch bodies through the emulator."""

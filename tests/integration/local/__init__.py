@@ -1,0 +1,1 @@
+"""The embedded local stack and its moto patches."""

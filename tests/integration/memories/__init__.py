@@ -1,0 +1,1 @@
+"""Capture, edit, search and deduplication of memories."""

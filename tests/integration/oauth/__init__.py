@@ -1,0 +1,1 @@
+"""MCP authorization: the flow, the discovery documents, the server and its store."""

@@ -1,0 +1,1 @@
+"""Import, export and the jobs that run them."""

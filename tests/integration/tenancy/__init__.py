@@ -1,0 +1,1 @@
+"""Tenants, users, keys and permissions: isolation on every surface."""
