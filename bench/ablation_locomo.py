@@ -32,6 +32,7 @@ from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder  # noqa: E4
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
+from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
 from mnemo.services.enrichment.pipeline import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
@@ -42,6 +43,7 @@ from mnemo.services.enrichment.pipeline import (  # noqa: E402
     SEQUENCE_LINK_WEIGHT,
     date_words,
 )
+from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 SCOPE = NamespaceFilter(tenant="t", user_id="u")
@@ -80,6 +82,7 @@ class Variant:
     embed_previous: bool = False  # embed "previous turn + this turn" instead of the turn alone
     previous_words: int = PREVIOUS_CONTEXT_WORDS  # context keeps the last N words of the previous turn (0: all)
     previous_min_cosine: float = -1.0  # the previous turn is context only if its cosine to this turn reaches this
+    repeats: bool = True  # mode=full's repeat demotion (domain/repeats.py)
 
 
 def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtractor):
@@ -133,17 +136,29 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
     return index
 
 
+def texts_of(conv, extractor) -> dict[str, str]:
+    """Each turn's indexed text (what `build` stores), which the repeat demotion reads."""
+    return {t.dia_id: extractor.extract(t.content).normalized_text for t in conv.turns}
+
+
+def ranked(index, texts: dict[str, str], text: str, vector: list[float], variant: Variant, *, top_k: int,
+           now: datetime = NOW) -> list[scoring.Ranked]:
+    """The best `top_k` for a query, ranked as `MemorySearch` ranks (every neighbour is visible here:
+    one user, all open): fusion, graph expansion, then the repeat demotion over the hits a search reads."""
+    candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=top_k))
+    window = top_k + SPARE_HITS
+    hits = scoring.fuse(candidates, top_k=window, now=now, expand_graph=variant.expand, weights=variant.weights)
+    return (demote_repeats(hits, texts, window) if variant.repeats else hits)[:top_k]
+
+
 def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:
     scores = []
     for conv in conversations:
-        index = build(conv, variant, embed, extractor)
+        index, texts = build(conv, variant, embed, extractor), texts_of(conv, extractor)
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         qvecs = embed([q.question for q in questions])
         for q, qv in zip(questions, qvecs, strict=False):
-            candidates = index.search(SearchQuery(scope=SCOPE, text=q.question, vector=qv,
-                                                  authors=["user", "agent"], top_k=10))
-            # Ranked as MemoryService ranks (every neighbour is visible here: one user, all open).
-            hits = scoring.fuse(candidates, top_k=10, now=NOW, expand_graph=variant.expand, weights=variant.weights)
+            hits = ranked(index, texts, q.question, qv, variant, top_k=10)
             scores.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
     summary = by_category(scores)
     result = {f"cat{c}": summary[str(c)].recall_at_5 for c in HEADLINE_CATEGORIES}
@@ -162,10 +177,13 @@ def main() -> int:
     W, D, R = scoring.Weights, scoring.DEFAULT_WEIGHTS, dataclasses.replace
     variants = [
         Variant("default (shipped)"),
+        Variant("no repeat demotion (before round 4)", repeats=False),
+        Variant("mode=fast (no graph expansion or repeat demotion)", expand=False, repeats=False),
         Variant("before issue 28: context holds the whole predecessor", previous_words=0),
-        Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False),
-        Variant("dense only", W(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
-        Variant("dense + length prior", W(0, 1, 0, 0), context="", links=(), expand=False),
+        Variant("bm25 text only", W(1, 0, 0, 0), fields=(("text", 1.0),), context="", links=(), expand=False,
+                repeats=False),
+        Variant("dense only", W(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False, repeats=False),
+        Variant("dense + length prior", W(0, 1, 0, 0), context="", links=(), expand=False, repeats=False),
         Variant("no context field", context=""),
         Variant("context: date words only", context="date"),
         Variant("context: predecessor only", context="previous"),

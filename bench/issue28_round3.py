@@ -71,6 +71,7 @@ def _rrf(primary: list[str], second: dict[str, int], weight: float) -> list[str]
 
 
 def shipped(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+    """The fused order before issue 28's round 4 (no repeat demotion): round 3's baseline."""
     return [h.memory_id for h in scoring.fuse(_search(ctx, q, qv), top_k=DEPTH, now=now)]
 
 
@@ -190,6 +191,7 @@ def _context(conv: Any, embed: Embeddings, extractor: Any, *, k: int) -> dict[st
     vectors = np.asarray(embed([t.content for t in conv.turns]), dtype=np.float32)
     return {"k": k, "index": build(conv, SHIPPED, embed, extractor), "turns": conv.turns, "embed": embed,
             "vecs": dict(zip([t.dia_id for t in conv.turns], vectors, strict=True)), "extractor": extractor,
+            "texts": {t.dia_id: extractor.extract(t.content).normalized_text for t in conv.turns},
             "session": {t.dia_id: t.session for t in conv.turns},
             "entities": {t.dia_id: {e.name.casefold() for e in extractor.extract(t.content).entities}
                          for t in conv.turns}}
@@ -211,16 +213,22 @@ def main() -> int:
 
         stem = functools.lru_cache(maxsize=None)(snowballstemmer.stemmer(args.stem).stemWord)
         local_index.tokenize = lambda s: [stem(w) for w in text.tokenize(s)]  # type: ignore[assignment]
-    chosen = {n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}
+    measure({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.locomo,
+            args.longmemeval)
+    return 0
+
+
+def measure(chosen: dict[str, Ranker], locomo_path: Path, longmemeval_path: Path) -> None:
+    """Prints one row per ranker: LoCoMo dev and LongMemEval dev, in the same run (round 4 reuses it)."""
     extractor = lme.CachedExtractor()
     embed = Embeddings(REPO / "bench" / "results" / "locomo-minilm.npz")
-    conversations, _ = load_locomo(str(args.locomo))
+    conversations, _ = load_locomo(str(locomo_path))
     locomo = []
     for conv in conversations:
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         locomo.append((_context(conv, embed, extractor, k=10), questions, embed([q.question for q in questions])))
     embed_lme = Embeddings(REPO / "bench" / "results" / "longmemeval-minilm.npz")
-    questions, _ = lme.load(args.longmemeval)
+    questions, _ = lme.load(longmemeval_path)
     lme_contexts = [(_context(q, embed_lme, extractor, k=DEPTH), q, embed_lme([q.question])[0]) for q in questions]
     print(f"{'variant':<34}{'LoCoMo 1-4':>11}{'multi-hop':>10}{'temporal':>9}{'open-dom':>9}{'single':>8}"
           f"{'LME all@5':>10}{'multi':>7}{'temp':>7}{'s_all@5':>8}{'s_any@5':>8}{'all@10':>8}{'any@1':>7}")
@@ -237,8 +245,6 @@ def main() -> int:
               + f"{a['turn_all@5']:>10.3f}{m['multi-session']['turn_all@5']:>7.3f}"
               f"{m['temporal-reasoning']['turn_all@5']:>7.3f}{a['session_all@5']:>8.3f}{a['session_any@5']:>8.3f}"
               f"{a['turn_all@10']:>8.3f}{a['turn_any@1']:>7.3f}   ({time.perf_counter() - start:.0f} s)", flush=True)
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,7 +8,7 @@ recall_any/recall_all@{5,10} (the turn ranking read down until k distinct sessio
 session is one with a user evidence turn). BM25 over the same turns runs in the same run.
 
 In process (default) the index is built straight from the turns with the ablation harness's pieces
-(bench/ablation_locomo.py: `build`, `Variant`, the MiniLM cache), ranked by `scoring.fuse` as
+(bench/ablation_locomo.py: `build`, `Variant`, `ranked`, the MiniLM cache), ranked as
 `MemoryService.search` ranks: seconds per variant once the embeddings are cached (bench/results/).
 Decide mechanisms here; quote the REST figures (`--via rest`: a running server; `--via local`: the
 local stack in this process), which pass each question's `question_date` as `now` (and are also
@@ -36,11 +36,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.ablation_locomo import SCOPE, Embeddings, Variant, build  # noqa: E402
+from bench.ablation_locomo import Embeddings, Variant, build, ranked, texts_of  # noqa: E402
 from bench.locomo.baselines import Bm25Baseline  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import MAX_TEXT_BYTES  # noqa: E402
-from mnemo.ports import SearchQuery  # noqa: E402
 
 TURN_KS = (1, 5, 10)
 SESSION_KS = (5, 10)
@@ -185,11 +184,8 @@ def rank_inprocess(q: Question, variant: Variant, embed: Embeddings, extractor: 
                    use_now: bool = True) -> list[str]:
     index = build(q, variant, embed, extractor)
     (vector,) = embed([q.question])
-    candidates = index.search(SearchQuery(scope=SCOPE, text=q.question, vector=vector, authors=["user", "agent"],
-                                          top_k=DEPTH))
     now = q.date if use_now else datetime.now(UTC)
-    hits = scoring.fuse(candidates, top_k=DEPTH, now=now, expand_graph=variant.expand, weights=variant.weights)
-    return [h.memory_id for h in hits]
+    return [h.memory_id for h in ranked(index, texts_of(q, extractor), q.question, vector, variant, top_k=DEPTH, now=now)]
 
 
 def rank_bm25(q: Question) -> list[str]:
@@ -212,9 +208,11 @@ def variants() -> list[Variant]:
     w, d = scoring.Weights, scoring.DEFAULT_WEIGHTS
     return [
         Variant("default (shipped)"),
+        Variant("no repeat demotion (before round 4)", repeats=False),
+        Variant("mode=fast (no graph expansion or repeat demotion)", expand=False, repeats=False),
         Variant("before issue 28: context holds the whole predecessor", previous_words=0),
-        Variant("dense only", w(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False),
-        Variant("no graph expansion (mode=fast)", expand=False),
+        Variant("dense only", w(0, 1, 0, 0, length_pivot=0.0), context="", links=(), expand=False, repeats=False),
+        Variant("no graph expansion", expand=False),
         Variant("no context field", context=""),
         Variant("context: date words only", context="date"),
         Variant("context: predecessor's last 4 words + date", previous_words=4),

@@ -17,19 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.ablation_locomo import NOW, REPO, SCOPE, Embeddings, Variant, build
+from bench.ablation_locomo import REPO, Embeddings, Variant, build, ranked, texts_of
 from bench.locomo.metrics import HEADLINE, HEADLINE_CATEGORIES, by_category, score_question
 from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor
 from mnemo.domain import scoring
-from mnemo.ports import SearchQuery
 
 OUT = Path(__file__).resolve().parent / "results" / "score_calibration.png"
 PERCENTILES = (5, 25, 50, 75, 90, 95)
-
-
-def ranked(index, text: str, vector: list[float]) -> list[scoring.Ranked]:
-    candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=10))
-    return scoring.fuse(candidates, top_k=10, now=NOW)
 
 
 def table(title: str, groups: dict[str, list[float]], floor: float) -> None:
@@ -54,10 +48,14 @@ def main() -> int:
         raw[name].append(hit.components.get("raw", 0.0))  # a graph-lent neighbour has no own raw score
 
     for n, conv in enumerate(conversations):
-        index = build(conv, variant, embed, extractor)
+        index, texts = build(conv, variant, embed, extractor), texts_of(conv, extractor)
+
+        def search(text: str, vector: list[float], index=index, texts=texts) -> list[scoring.Ranked]:
+            return ranked(index, texts, text, vector, variant, top_k=10)
+
         questions = [q for q in conv.questions if q.category in HEADLINE_CATEGORIES]
         for q, vector in zip(questions, embed([q.question for q in questions]), strict=True):
-            hits = ranked(index, q.question, vector)
+            hits = search(q.question, vector)
             for hit in hits:
                 keep("relevant" if hit.memory_id in q.evidence else "irrelevant", hit)
             plain.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
@@ -66,12 +64,12 @@ def main() -> int:
         other = conversations[(n + 1) % len(conversations)]
         foreign = [q.question for q in other.questions if q.category in HEADLINE_CATEGORIES][:60]
         for text, vector in zip(foreign, embed(foreign), strict=True):
-            for hit in ranked(index, text, vector):
+            for hit in search(text, vector):
                 keep("unrelated", hit)
         turns = conv.turns[::7]
         queries = [" ".join(t.content.split()[:-1]) or t.content for t in turns]
         for turn, text, vector in zip(turns, queries, embed(queries), strict=True):
-            for hit in ranked(index, text, vector):
+            for hit in search(text, vector):
                 if hit.memory_id == turn.dia_id:
                     keep("near-verbatim", hit)
     table(f"calibrated score (knots {scoring.DEFAULT_WEIGHTS.calibration})", groups, scoring.RELEVANCE_FLOOR)

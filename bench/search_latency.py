@@ -156,7 +156,7 @@ class Breakdown:
 
 def instrument(services: Any) -> Breakdown:
     from mnemo.domain import scoring
-    from mnemo.services.memory import memories
+    from mnemo.services.memory import search
 
     b = Breakdown()
     b.wrap(services.keys, "authenticate", "auth")
@@ -164,8 +164,10 @@ def instrument(services: Any) -> Breakdown:
     b.wrap(services.index(), "search", "index legs")
     b.wrap(services.store, "get_many", "hydrate (BatchGetItem)")
     for name in ("score", "neighbours", "expand"):
-        if hasattr(scoring, name):
-            b.wrap(memories.scoring, name, "fusion + graph")
+        if hasattr(scoring, name):  # the module's attributes: search.py calls them through `scoring.`
+            b.wrap(scoring, name, "fusion + graph")
+    if hasattr(search, "demote_repeats"):  # imported by name into search.py (absent before issue 28 round 4)
+        b.wrap(search, "demote_repeats", "repeats")
     b.wrap(services.memories, "search", "_service")
     for aws in (services._dynamodb, services._sqs):
         aws.meta.events.register("before-call.*.*", lambda model, **_: b.calls.update([model.name]))

@@ -240,11 +240,12 @@ class Recipe:
     weights: Weights = DEFAULT_WEIGHTS
     expand_graph: bool = True
     rerank: bool = True  # when a `Reranker` is configured, it orders the best `RERANK_DEPTH` hits
+    repeats: bool = True  # a hit repeating a better-placed one is moved down (domain/repeats.py)
 
 
 RECIPES: dict[str, Recipe] = {
     "full": Recipe("full"),  # hybrid + graph neighbours (+ the reranker, where one is configured): the default
-    "fast": Recipe("fast", expand_graph=False, rerank=False),  # hybrid only (mode=fast)
+    "fast": Recipe("fast", expand_graph=False, rerank=False, repeats=False),  # hybrid only (mode=fast)
 }
 # How many of the fused best hits a reranker reorders (one request, one text each).
 RERANK_DEPTH = 20

@@ -13,6 +13,7 @@ from mnemo.domain import scoring
 from mnemo.domain.commands import RetrieveCommand
 from mnemo.domain.models import EnrichmentState, Memory, Principal, ScoredMemory
 from mnemo.domain.namespace import NamespaceFilter
+from mnemo.domain.repeats import demote_repeats
 from mnemo.domain.scoring import RECIPES
 from mnemo.errors import DependencyError
 from mnemo.ports import Embedder, MemoryStore, Reranker, SearchIndex, SearchQuery
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 UNINDEXED_READ = 50
 # A search reads its top_k best hits and this many more, deeper by one per hit the store no longer
 # shows, in at most this many rounds (the index lags the store by seconds: hidden hits are rare).
-_SPARE_HITS = 2
+SPARE_HITS = 2
 _HYDRATION_ROUNDS = 3
 
 
@@ -64,6 +65,10 @@ class MemorySearch:
             ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
         else:
             ranked = scored.among(visible)
+        if recipe.repeats:  # over the hits a search reads; the threshold then applies to the lowered score
+            window = wide.top_k + SPARE_HITS
+            ranked = demote_repeats(ranked, {r.memory_id: memories[r.memory_id].normalized_text for r in ranked[:window]},
+                                    window)
         results = [
             ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
             for r in ranked
@@ -102,7 +107,7 @@ class MemorySearch:
         memories = {m.id: m for m in read}
         asked = set(memories)
         best: list[str] = []
-        depth = command.top_k + _SPARE_HITS
+        depth = command.top_k + SPARE_HITS
         for _ in range(_HYDRATION_ROUNDS):
             best = scored.best_ids(depth)
             guess = [mid for mid in best if mid not in asked or counts(mid)]
