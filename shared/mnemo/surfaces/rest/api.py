@@ -112,7 +112,9 @@ class SearchMemories(BaseModel):
     group_id: NamespaceId | None = Field(default=None, description="Only memories of this group.")
     top_k: int = Field(default=10, ge=1, le=100)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    mode: Literal["fast", "full"] = "full"
+    mode: Literal["fast", "full"] = Field(default="full", description=(
+        "`full`: hybrid search, graph neighbours, a hit restating a better-placed one moved down, and the "
+        "reranker where one is configured; `fast`: the hybrid search alone."))
     author: Literal["user", "agent", "all"] = "all"
     explain: bool = Field(default=False, description="Return each component of the score.")
     now: IsoTimestamp | None = Field(default=None, description=(
