@@ -5,9 +5,9 @@ turn scoring like the first. A question whose evidence lies in several places ("
 "what changed between...") then finds the same piece three times in its first five and misses the
 others. So a hit whose words overlap a better-placed hit's by more than `REPEAT_OVERLAP` (Jaccard of
 the tokenised texts) loses part of its score, the more the closer the repeat (all of it from
-`REPEAT_ALL` on), and the list is sorted again. Nothing is dropped, and two texts that differ in a number, date, name, identifier, negation,
-tense or opposite are never repeats of each other (`duplicates.difference`): "Monday 3pm" and
-"Tuesday 3pm" both keep their places. The ablation behind the constants: docs/scoring.md "Repeats".
+`REPEAT_ALL` on), and the list is sorted again. Nothing is dropped, and two texts that differ in a
+number, date, name, identifier, negation, tense or opposite are never repeats of each other (the
+dedup rule's `duplicates.difference`): "Monday 3pm" and "Tuesday 3pm" both keep their places. The ablation behind the constants: docs/scoring.md "Repeats".
 Pure functions, no I/O.
 """
 
