@@ -7,8 +7,8 @@ others. So a hit whose words overlap a better-placed hit's by more than `REPEAT_
 the tokenised texts) loses part of its score, the more the closer the repeat (all of it from
 `REPEAT_ALL` on), and the list is sorted again. Nothing is dropped, and two texts that differ in a
 number, date, name, identifier, negation, tense or opposite are never repeats of each other (the
-dedup rule's `duplicates.difference`): "Monday 3pm" and "Tuesday 3pm" both keep their places. The ablation behind the constants: docs/scoring.md "Repeats".
-Pure functions, no I/O.
+dedup rule's `duplicates.difference`): "Monday 3pm" and "Tuesday 3pm" both keep their places.
+The ablation behind the constants: docs/scoring.md "Repeats". Pure functions, no I/O.
 """
 
 from __future__ import annotations
