@@ -1,0 +1,112 @@
+"""Issue 28, round 5 (measured, not shipped): a sentence-level lexical list beside the turn ranking.
+
+What round 4 left: evidence said in an aside inside a long message about something else ("By the way,
+I just helped organize a charity…"), at ranks 6 to 14. The turn's BM25 is diluted by its length and
+its vector by its main topic; one sentence of it matches. Each variant scores a turn by its best
+sentence's BM25 (sentences split at . ! ?, at least `min_words` tokens, statistics over all the
+sentences of the corpus), then either fuses that list with the shipped ranking (round 4's, repeat
+demotion included) by reciprocal rank (k = 60, the second list weighted: "sentences rrf"), or lifts a
+hit's raw sum where its best sentence matches better than the whole turn ("sentence lift"). Columns as in
+bench/issue28_round3.py (same `measure`); the table: bench/README.md "Issue 28, round 5".
+
+    PYTHONPATH=shared:. .venv/bin/python bench/issue28_round5.py --locomo /work/shared/bench/locomo-dev.json \
+        --longmemeval /work/shared/bench/longmemeval-s-dev.json.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "shared"), str(REPO)]
+
+from bench.issue28_round3 import DEPTH, Ranker, _rrf, _search, measure  # noqa: E402
+from bench.issue28_round4 import production  # noqa: E402
+from bench.locomo.baselines import Bm25Baseline  # noqa: E402
+from mnemo.domain import scoring  # noqa: E402
+from mnemo.domain.repeats import demote_repeats  # noqa: E402
+from mnemo.domain.text import tokenize  # noqa: E402
+from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentences(ctx: dict[str, Any], min_words: int) -> tuple[Bm25Baseline, list[str]]:
+    key = f"sentences{min_words}"
+    if key not in ctx:
+        texts, owners = [], []
+        for mid, text in ctx["texts"].items():
+            for sentence in SENTENCE.split(text):
+                if len(tokenize(sentence)) >= min_words:
+                    texts.append(sentence)
+                    owners.append(mid)
+        ctx[key] = (Bm25Baseline(texts), owners)
+    return ctx[key]
+
+
+def sentence_list(weight: float, min_words: int = 3) -> Ranker:
+    def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+        primary = production(ctx, q, qv, now)
+        bm25, owners = _sentences(ctx, min_words)
+        second: dict[str, int] = {}
+        for s in bm25.rank(q, DEPTH * 4):
+            mid = owners[s]
+            if mid not in second:
+                second[mid] = len(second)
+        return _rrf(primary, second, weight)
+    return rank
+
+
+def sentence_lift(gamma: float, min_words: int = 3) -> Ranker:
+    """Score level: a hit whose best sentence matches the query better than the whole turn does (both
+    BM25 saturated as the lexical leg is) gains `gamma` × the lexical weight × the difference on its raw
+    sum, recalibrated; then round 4's demotion, as production."""
+    def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+        window = DEPTH + SPARE_HITS
+        hits = scoring.fuse(_search(ctx, q, qv), top_k=window, now=now)
+        bm25, owners = _sentences(ctx, min_words)
+        best: dict[str, float] = {}
+        for s, value in bm25.scores(q).items():
+            best[owners[s]] = max(best.get(owners[s], 0.0), scoring.lexical_score(value))
+        lifted = []
+        for h in hits:
+            gain = max(0.0, best.get(h.memory_id, 0.0) - h.components.get("lexical", 0.0))
+            raw = h.components.get("raw", 0.0) + gamma * scoring.DEFAULT_WEIGHTS.lexical * gain
+            score = max(h.score, scoring.calibrate(raw)) if gain > 0 else h.score
+            lifted.append(scoring.Ranked(h.memory_id, score, h.components))
+        lifted.sort(key=lambda r: -r.score)
+        return [h.memory_id for h in demote_repeats(lifted, ctx["texts"], window)][:DEPTH]
+    return rank
+
+
+VARIANTS: dict[str, Ranker] = {
+    "shipped (round 4)": production,
+    "sentence lift 0.25": sentence_lift(0.25),
+    "sentence lift 0.5": sentence_lift(0.5),
+    "sentence lift 1.0": sentence_lift(1.0),
+    "sentence lift 0.5 min 5 words": sentence_lift(0.5, 5),
+    "sentences rrf 0.3": sentence_list(0.3),
+    "sentences rrf 0.5": sentence_list(0.5),
+    "sentences rrf 1.0": sentence_list(1.0),
+    "sentences rrf 0.5 min 5 words": sentence_list(0.5, 5),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated variant names")
+    parser.add_argument("--locomo", type=Path, default=REPO.parent / "shared" / "bench" / "locomo-dev.json")
+    parser.add_argument("--longmemeval", type=Path,
+                        default=REPO.parent / "shared" / "bench" / "longmemeval-s-dev.json.gz")
+    args = parser.parse_args()
+    measure({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.locomo,
+            args.longmemeval)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
