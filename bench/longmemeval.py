@@ -298,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--key", default=os.environ.get("MNEMO_API_KEY"))
     parser.add_argument("--limit", type=int, default=0, help="the first N evaluable questions (REST on a subset)")
     parser.add_argument("--every", type=int, default=1, help="every K-th evaluable question (a subset across types)")
+    parser.add_argument("--ids", default="", help="comma-separated question ids (a chosen subset)")
     parser.add_argument("--only", default="", help="comma-separated variant names (in process)")
     parser.add_argument("--cache", type=Path, default=REPO / "bench" / "results" / "longmemeval-minilm.npz")
     parser.add_argument("--enrich-timeout", type=float, default=1800.0)
@@ -306,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--via rest needs --key or MNEMO_API_KEY")
     questions, stats = load(args.data)
     questions = questions[:: max(1, args.every)]
+    if args.ids:
+        questions = [q for q in questions if q.qid in args.ids.split(",")]
     if args.limit:
         questions = questions[: args.limit]
     print(f"LongMemEval: {stats}; {len(questions)} questions, {sum(len(q.turns) for q in questions)} user turns",
