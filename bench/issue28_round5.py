@@ -1,4 +1,4 @@
-"""Issue 28, round 5 (measured, not shipped): a sentence-level lexical list beside the turn ranking.
+"""Issue 28, round 5 (measured, not shipped): sentence-level lexical signals, and query-word novelty.
 
 What round 4 left: evidence said in an aside inside a long message about something else ("By the way,
 I just helped organize a charity…"), at ranks 6 to 14. The turn's BM25 is diluted by its length and
@@ -6,7 +6,8 @@ its vector by its main topic; one sentence of it matches. Each variant scores a 
 sentence's BM25 (sentences split at . ! ?, at least `min_words` tokens, statistics over all the
 sentences of the corpus), then either fuses that list with the shipped ranking (round 4's, repeat
 demotion included) by reciprocal rank (k = 60, the second list weighted: "sentences rrf"), or lifts a
-hit's raw sum where its best sentence matches better than the whole turn ("sentence lift"). Columns as in
+hit's raw sum where its best sentence matches better than the whole turn ("sentence lift"). "novelty"
+moves down a hit whose matched query words a better-placed hit (of its session) already matches. Columns as in
 bench/issue28_round3.py (same `measure`); the table: bench/README.md "Issue 28, round 5".
 
     PYTHONPATH=shared:. .venv/bin/python bench/issue28_round5.py --locomo /work/shared/bench/locomo-dev.json \
@@ -83,8 +84,30 @@ def sentence_lift(gamma: float, min_words: int = 3) -> Ranker:
     return rank
 
 
+def novelty(delta: float, *, same_session: bool = True) -> Ranker:
+    """A hit whose matched query words are all matched by a better-placed hit (of its own session when
+    `same_session`) adds nothing the question asks for: its score × `delta` (after round 4's demotion)."""
+    def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+        window = DEPTH + SPARE_HITS
+        hits = demote_repeats(scoring.fuse(_search(ctx, q, qv), top_k=window, now=now), ctx["texts"], window)
+        asked = set(tokenize(q))
+        matched = [asked & set(tokenize(ctx["texts"][h.memory_id])) for h in hits]
+        out = []
+        for i, h in enumerate(hits):
+            covered = any(matched[i] <= matched[j] for j in range(i)
+                          if not same_session or ctx["session"][hits[j].memory_id] == ctx["session"][h.memory_id])
+            out.append((h.score * (delta if covered and matched[i] else 1.0), i))
+        return [hits[i].memory_id for _, i in sorted(out, key=lambda x: (-x[0], x[1]))][:DEPTH]
+    return rank
+
+
 VARIANTS: dict[str, Ranker] = {
     "shipped (round 4)": production,
+    "novelty 0.9 same session": novelty(0.9),
+    "novelty 0.8 same session": novelty(0.8),
+    "novelty 0.6 same session": novelty(0.6),
+    "novelty 0.9 any": novelty(0.9, same_session=False),
+    "novelty 0.8 any": novelty(0.8, same_session=False),
     "sentence lift 0.25": sentence_lift(0.25),
     "sentence lift 0.5": sentence_lift(0.5),
     "sentence lift 1.0": sentence_lift(1.0),
