@@ -197,13 +197,26 @@ def _context(conv: Any, embed: Embeddings, extractor: Any, *, k: int) -> dict[st
                          for t in conv.turns}}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options every round's script takes (rounds 4 and 5 reuse it): variants, and the two dev files."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated variant names")
-    parser.add_argument("--stem", default="", help="a Snowball algorithm (porter, english): stem the local index's tokens")
     parser.add_argument("--locomo", type=Path, default=REPO.parent / "shared" / "bench" / "locomo-dev.json")
     parser.add_argument("--longmemeval", type=Path,
                         default=REPO.parent / "shared" / "bench" / "longmemeval-s-dev.json.gz")
+    return parser
+
+
+def run(variants: dict[str, Ranker], args: argparse.Namespace) -> int:
+    """`measure` over the variants `--only` names (all of them without it)."""
+    measure({n: r for n, r in variants.items() if not args.only or n in args.only.split(",")}, args.locomo,
+            args.longmemeval)
+    return 0
+
+
+def main() -> int:
+    parser = arguments(__doc__)
+    parser.add_argument("--stem", default="", help="a Snowball algorithm (porter, english): stem the local index's tokens")
     args = parser.parse_args()
     if args.stem:
         import snowballstemmer  # type: ignore[import-not-found]
@@ -213,9 +226,7 @@ def main() -> int:
 
         stem = functools.lru_cache(maxsize=None)(snowballstemmer.stemmer(args.stem).stemWord)
         local_index.tokenize = lambda s: [stem(w) for w in text.tokenize(s)]  # type: ignore[assignment]
-    measure({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.locomo,
-            args.longmemeval)
-    return 0
+    return run(VARIANTS, args)
 
 
 def measure(chosen: dict[str, Ranker], locomo_path: Path, longmemeval_path: Path) -> None:

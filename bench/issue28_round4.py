@@ -16,7 +16,6 @@ in bench/issue28_round3.py (same `measure`); the table: bench/README.md "Issue 2
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 from collections.abc import Callable
@@ -28,7 +27,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.issue28_round3 import DEPTH, Ranker, _search, measure, shipped  # noqa: E402
+from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run, shipped  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.duplicates import difference  # noqa: E402
 from mnemo.domain.repeats import demote_repeats, overlap  # noqa: E402
@@ -51,14 +50,17 @@ def cosine(ctx: dict[str, Any], a: str, b: str) -> float:
     return float(va @ vb / ((np.linalg.norm(va) * np.linalg.norm(vb)) or 1.0))
 
 
-def production(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
-    """What `MemorySearch` does in mode=full, over a search's `top_k` + 2 hits (here top_k = DEPTH)."""
+def production_hits(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[scoring.Ranked]:
+    """What `MemorySearch` ranks in mode=full, over a search's `top_k` + 2 hits (here top_k = DEPTH)."""
     window = DEPTH + SPARE_HITS
-    hits = scoring.fuse(_search(ctx, q, qv), top_k=window, now=now)
-    return [h.memory_id for h in demote_repeats(hits, ctx["texts"], window)][:DEPTH]
+    return demote_repeats(scoring.fuse(_search(ctx, q, qv), top_k=window, now=now), ctx["texts"], window)
 
 
-def demotion(similarity: Similarity, tau: float, strength: float, *, guard: bool = True, window: int = DEPTH + 2,
+def production(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+    return [h.memory_id for h in production_hits(ctx, q, qv, now)][:DEPTH]
+
+
+def demotion(similarity: Similarity, tau: float, strength: float, *, guard: bool = True, window: int = DEPTH + SPARE_HITS,
              greedy: bool = False) -> Ranker:
     """`greedy`: the hits are placed one at a time, best lowered score first, and a hit is compared with
     those placed before it (a hit that fell below it no longer counts); else with those above it in
@@ -127,16 +129,7 @@ VARIANTS: dict[str, Ranker] = {
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="comma-separated variant names")
-    parser.add_argument("--locomo", type=Path, default=REPO.parent / "shared" / "bench" / "locomo-dev.json")
-    parser.add_argument("--longmemeval", type=Path,
-                        default=REPO.parent / "shared" / "bench" / "longmemeval-s-dev.json.gz")
-    args = parser.parse_args()
-    measure({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.locomo,
-            args.longmemeval)
-    return 0
-
+    return run(VARIANTS, arguments(__doc__).parse_args())
 
 if __name__ == "__main__":
     sys.exit(main())

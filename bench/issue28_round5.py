@@ -16,7 +16,6 @@ bench/issue28_round3.py (same `measure`); the table: bench/README.md "Issue 28, 
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
@@ -25,8 +24,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.issue28_round3 import DEPTH, Ranker, _rrf, _search, measure  # noqa: E402
-from bench.issue28_round4 import production  # noqa: E402
+from bench.issue28_round3 import DEPTH, Ranker, _rrf, _search, arguments, run  # noqa: E402
+from bench.issue28_round4 import production, production_hits  # noqa: E402
 from bench.locomo.baselines import Bm25Baseline  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
@@ -88,8 +87,7 @@ def novelty(delta: float, *, same_session: bool = True) -> Ranker:
     """A hit whose matched query words are all matched by a better-placed hit (of its own session when
     `same_session`) adds nothing the question asks for: its score × `delta` (after round 4's demotion)."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
-        window = DEPTH + SPARE_HITS
-        hits = demote_repeats(scoring.fuse(_search(ctx, q, qv), top_k=window, now=now), ctx["texts"], window)
+        hits = production_hits(ctx, q, qv, now)
         asked = set(tokenize(q))
         matched = [asked & set(tokenize(ctx["texts"][h.memory_id])) for h in hits]
         out = []
@@ -120,16 +118,7 @@ VARIANTS: dict[str, Ranker] = {
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="comma-separated variant names")
-    parser.add_argument("--locomo", type=Path, default=REPO.parent / "shared" / "bench" / "locomo-dev.json")
-    parser.add_argument("--longmemeval", type=Path,
-                        default=REPO.parent / "shared" / "bench" / "longmemeval-s-dev.json.gz")
-    args = parser.parse_args()
-    measure({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.locomo,
-            args.longmemeval)
-    return 0
-
+    return run(VARIANTS, arguments(__doc__).parse_args())
 
 if __name__ == "__main__":
     sys.exit(main())
