@@ -225,6 +225,14 @@ class Adapters:
 
     @cached_property
     def reranker(self) -> Reranker:
+        if self.settings.reranker == "minilm":
+            from mnemo.adapters.local.late_interaction import LateInteractionReranker
+            from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
+
+            # The embedder's own model when it is the local one (loaded once), else the same files.
+            local = self.embedder if isinstance(self.embedder, LocalMiniLmEmbedder) else LocalMiniLmEmbedder(
+                self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine)
+            return LateInteractionReranker(local)
         from mnemo.adapters.bedrock.rerank import BedrockReranker
 
         return BedrockReranker.from_settings(self.settings)

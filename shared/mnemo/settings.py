@@ -41,9 +41,11 @@ class MnemoSettings(BaseSettings):
         "What runs the local MiniLM: auto = onnxruntime when installed (requirements-dev.txt), numpy "
         "otherwise. Same vectors either way (docs/providers.md)."))
 
-    reranker: Literal["off", "bedrock"] = Field(default="off", description=(
+    reranker: Literal["off", "bedrock", "minilm"] = Field(default="off", description=(
         "A reranking stage over a mode=full search's best hits: bedrock = Bedrock's rerank model through "
-        "bedrock-agent-runtime (needs bedrock:Rerank and bedrock:InvokeModel on it; docs/scoring.md)."))
+        "bedrock-agent-runtime (needs bedrock:Rerank and bedrock:InvokeModel on it); minilm = late "
+        "interaction over the local MiniLM's token states (the model files of model_dir; ~13 ms a "
+        "reranked memory on one core). docs/scoring.md."))
     rerank_model_id: str = "amazon.rerank-v1:0"
 
     extractor: Literal["heuristic", "bedrock"] = "heuristic"

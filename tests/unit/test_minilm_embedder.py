@@ -144,3 +144,17 @@ def test_given_onnxruntime_asked_for_but_missing_then_dependency_error_names_the
     auto = LocalMiniLmEmbedder(MODEL_DIR)
     assert len(auto.embed(["hello"])[0]) == auto.dimension
     assert auto._load().engine == "numpy"
+
+
+def test_token_states_are_unit_vectors_per_word_piece_without_cls_and_sep_and_both_engines_agree(golden: dict[str, Any]) -> None:
+    texts = golden["texts"][:3] + ["", "a much longer text " * 80]
+    numpy_states = LocalMiniLmEmbedder(MODEL_DIR, batch_size=2, engine="numpy").token_states(texts)
+    onnx = LocalMiniLmEmbedder(MODEL_DIR, engine="onnxruntime")
+    onnx_states = onnx.token_states(texts)
+    assert [s.tokens for s in numpy_states] == [s.tokens for s in onnx_states]
+    assert numpy_states[3].tokens == () and numpy_states[3].vectors.shape == (0, onnx.dimension)
+    assert len(numpy_states[4].tokens) == 254  # 256 with [CLS] and [SEP], which are left out
+    assert numpy_states[0].tokens == tuple(onnx._load().tokenizer.encode(texts[0]).tokens[1:-1])
+    for a, b in zip(numpy_states, onnx_states, strict=True):
+        np.testing.assert_allclose(a.vectors, b.vectors, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(a.vectors, axis=1), 1.0, atol=1e-5)

@@ -251,10 +251,11 @@ RECIPES: dict[str, Recipe] = {
 RERANK_DEPTH = 20
 
 
-def reranked(hits: Sequence[Ranked], relevance: Sequence[float]) -> list[Ranked]:
-    """`hits` ordered by the reranker's `relevance` (ties keep the fused order). The score stays the
-    calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
-    order = sorted(range(len(hits)), key=lambda i: (-relevance[i], i))
+def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 1.0) -> list[Ranked]:
+    """`hits` ordered by `(1 - share) · score + share · relevance`: `share` 1 is the reranker's order
+    alone, less keeps part of what the fused score knows (ties keep the fused order). The score stays
+    the calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
+    order = sorted(range(len(hits)), key=lambda i: (-((1.0 - share) * hits[i].score + share * relevance[i]), i))
     return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
             for i in order]
 

@@ -20,7 +20,10 @@ class Embedder(Protocol):
 
 class Reranker(Protocol):
     """A second, finer relevance judgement of a search's best hits (mode=full only; docs/scoring.md
-    "Reranking"). Production: Bedrock's rerank models; nothing local ships weights, so locally none."""
+    "Reranking"). Production: Bedrock's rerank models; locally, late interaction over the embedder's
+    own MiniLM (adapters/local/late_interaction.py), off unless configured."""
+
+    share: float  # of the order, against the fused score (scoring.reranked): 1 = the reranker's order alone
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         """A relevance in [0, 1] per text, in input order."""

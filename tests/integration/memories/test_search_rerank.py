@@ -19,6 +19,8 @@ BOB = "Standup secret: Bob is leaving the company"
 class Reverse:
     """Ranks the texts in the reverse of the order it is given them; records every call."""
 
+    share = 1.0  # its order alone, as a cross-encoder's
+
     def __init__(self, fail: bool = False) -> None:
         self.calls: list[list[str]] = []
         self.fail = fail

@@ -24,6 +24,8 @@ def model_arn(model_id: str, region: str) -> str:
 
 
 class BedrockReranker:
+    share = 1.0  # a cross-encoder: its order alone
+
     def __init__(self, client: Any, model_id: str = "amazon.rerank-v1:0", *,
                  sleep: Callable[[float], Any] = time.sleep) -> None:
         self._client = client

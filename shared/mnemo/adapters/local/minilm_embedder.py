@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -34,6 +34,14 @@ REQUIRED_FILES = ("model.safetensors", "tokenizer.json")
 
 Engine = Literal["auto", "onnxruntime", "numpy"]
 Forward = Callable[[npt.NDArray[np.int64], Array], Array]  # (ids, mask) (batch, seq) -> (batch, 384)
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """One text's word pieces and their unit-length contextual vectors (len(tokens), 384)."""
+
+    tokens: tuple[str, ...]
+    vectors: npt.NDArray[np.float32]
 
 # erf as a rational function on [-4, 4] (Eigen's float erf; beyond, erf is ±1 in float32):
 # GELU abs error < 1.5e-6, float32 rounding level. BERT needs the exact (erf) GELU, not the tanh
@@ -132,10 +140,13 @@ class _MiniLm:
         if engine == "onnxruntime":
             from mnemo.adapters.local.minilm_onnx import OnnxMiniLm
 
-            self.forward: Forward = OnnxMiniLm(t, dimension=DIMENSION, layers=NUM_LAYERS, heads=NUM_HEADS,
-                                               eps=LAYER_NORM_EPS, threads=threads).forward
+            onnx = OnnxMiniLm(t, dimension=DIMENSION, layers=NUM_LAYERS, heads=NUM_HEADS, eps=LAYER_NORM_EPS,
+                              threads=threads)
+            self.forward: Forward = onnx.forward
+            self.hidden: Forward = onnx.hidden
             return
         self.forward = self._numpy_forward
+        self.hidden = self._numpy_hidden
 
         def lin(name: str) -> tuple[Array, Array]:
             return np.ascontiguousarray(t[f"{name}.weight"].T), t[f"{name}.bias"]
@@ -160,6 +171,14 @@ class _MiniLm:
 
     def _numpy_forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
         """Token ids and attention mask (batch, seq) → unit-length sentence vectors (batch, 384)."""
+        hidden = self._numpy_hidden(ids, mask)
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
+
+    def _numpy_hidden(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+        """Token ids and attention mask (batch, seq) → the last layer's token states (batch, seq, 384)."""
         batch, seq = ids.shape
         head_dim = DIMENSION // NUM_HEADS
         # Hidden states stay 2-D (batch·seq, 384): numpy runs a 3-D @ 2-D product as a loop of
@@ -189,11 +208,8 @@ class _MiniLm:
             ffn += layer.out_b
             ffn += x
             x = _layer_norm(ffn, layer.out_ln_w, layer.out_ln_b)
-        hidden = x.reshape(batch, seq, DIMENSION)
-        pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-        return unit
+        hidden: Array = x.reshape(batch, seq, DIMENSION)
+        return hidden
 
 
 def _limit_blas_threads(threads: int) -> None:
@@ -257,11 +273,33 @@ class LocalMiniLmEmbedder:
         if not texts:
             return []
         model = self._load()
+        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        for chunk, ids, mask in self._batches(model, texts):
+            out[chunk] = model.forward(ids, mask)
+        return out.tolist()
+
+    def token_states(self, texts: Sequence[str]) -> list[TokenStates]:
+        """Each text's tokens (without [CLS] and [SEP]) and their unit-length last-layer states, in
+        order: what a late-interaction reranker compares (adapters/local/late_interaction.py)."""
+        model = self._load()
+        out: list[TokenStates | None] = [None] * len(texts)
+        for chunk, ids, mask in self._batches(model, texts):
+            hidden = model.hidden(ids, mask)
+            for row, i in enumerate(chunk):
+                n = int(mask[row].sum())
+                states = hidden[row, 1:n - 1]
+                states = states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-12)
+                tokens = tuple(model.tokenizer.id_to_token(int(t)) or "[UNK]" for t in ids[row, 1:n - 1])
+                out[i] = TokenStates(tokens, states.astype(np.float32))
+        return [s for s in out if s is not None]
+
+    def _batches(self, model: _MiniLm, texts: Sequence[str]) -> Iterator[tuple[list[int], npt.NDArray[np.int64], Array]]:
+        """(positions in `texts`, ids, mask) per batch, texts sorted by token count so each batch pads
+        as little as possible."""
         # Sequential encode: as fast as encode_batch here (~0.1 ms a text) and it starts no Rayon
         # worker threads to compete with OpenBLAS's for a Lambda's or laptop's few cores.
         token_ids = [model.tokenizer.encode(text).ids for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start:start + self.batch_size]
             seq = max(len(token_ids[i]) for i in chunk)
@@ -270,5 +308,4 @@ class LocalMiniLmEmbedder:
             for row, i in enumerate(chunk):
                 ids[row, :len(token_ids[i])] = token_ids[i]
                 mask[row, :len(token_ids[i])] = 1.0
-            out[chunk] = model.forward(ids, mask)
-        return out.tolist()
+            yield chunk, ids, mask

@@ -20,7 +20,8 @@ OPSET = 18  # LayerNormalization (17); every Reduce* taking its axes as an input
 
 
 class OnnxMiniLm:
-    """Callable like `_MiniLm.forward`: (ids, mask) of shape (batch, seq) -> (batch, 384)."""
+    """Callable like `_MiniLm.forward`: (ids, mask) of shape (batch, seq) -> (batch, 384); `hidden`
+    like `_MiniLm.hidden`: the token states (batch, seq, 384)."""
 
     def __init__(self, weights: dict[str, Array], *, dimension: int, layers: int, heads: int,
                  eps: float, threads: int | None) -> None:
@@ -38,8 +39,14 @@ class OnnxMiniLm:
                                              providers=["CPUExecutionProvider"])
 
     def forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
-        (unit,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
+        (unit,) = self._session.run(["unit"], {"input_ids": ids, "attention_mask": mask})
         result: Array = unit
+        return result
+
+    def hidden(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
+        """The last layer's token states (batch, seq, 384): onnxruntime runs only what they need."""
+        (states,) = self._session.run(["hidden"], {"input_ids": ids, "attention_mask": mask})
+        result: Array = states
         return result
 
 
@@ -99,6 +106,7 @@ def _graph(t: dict[str, Array], *, dimension: int, layers: int, heads: int, eps:
         gelu = op("Mul", op("Mul", inner, const("half", 0.5)),
                   op("Add", const("one", 1.0), op("Erf", op("Mul", inner, const("rsqrt2", 0.7071067811865476)))))
         x = layer_norm(op("Add", linear(gelu, f"{p}output.dense"), x), f"{p}output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
     mask3 = op("Unsqueeze", "attention_mask", const("axis2", [2], np.int64))
     axis1 = const("axis1", [1], np.int64)
     pooled = op("Div", op("ReduceSum", op("Mul", x, mask3), axis1, keepdims=0),
@@ -109,6 +117,7 @@ def _graph(t: dict[str, Array], *, dimension: int, layers: int, heads: int, eps:
         nodes, "all-MiniLM-L6-v2",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
          helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, ["batch", "seq"])],
-        [helper.make_tensor_value_info("unit", TensorProto.FLOAT, ["batch", dimension])],
+        [helper.make_tensor_value_info("unit", TensorProto.FLOAT, ["batch", dimension]),
+         helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "seq", dimension])],
         list(inits.values()))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])

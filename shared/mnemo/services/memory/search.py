@@ -42,7 +42,7 @@ class MemorySearch:
         self._store = store
         self._index = index
         self._embedder = embedder
-        self._reranker = reranker  # None: no reranking stage (the local stack: no weights ship)
+        self._reranker = reranker  # None: no reranking stage (the default, locally too)
         self._clock = clock
 
     def search(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, *,
@@ -87,7 +87,8 @@ class MemorySearch:
             logger.warning("rerank failed; the fused order stands", extra={"reason": str(exc)})
             return results
         by_id = {r.memory.id: r.memory for r in results}
-        order = scoring.reranked([scoring.Ranked(r.memory.id, r.score, r.components) for r in results], relevance)
+        order = scoring.reranked([scoring.Ranked(r.memory.id, r.score, r.components) for r in results], relevance,
+                                 self._reranker.share)  # type: ignore[union-attr]
         return [ScoredMemory(memory=by_id[o.memory_id], score=o.score, components=o.components) for o in order]
 
     def _hydrate(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, scored: scoring.Scored,
