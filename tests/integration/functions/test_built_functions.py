@@ -63,7 +63,7 @@ CASES: dict[str, list[str]] = {
 # Modules only the local stack selects (they need packages the deps layer leaves out: numpy, PyYAML).
 # Everything else in mnemo must import with the layers alone - production may import it lazily.
 LOCAL_ONLY_MODULES = ["mnemo.local", "mnemo.adapters.local.minilm_embedder", "mnemo.adapters.local.minilm_onnx",
-                      "mnemo.adapters.local.index"]
+                      "mnemo.adapters.local.late_interaction", "mnemo.adapters.local.index"]
 
 # Runs inside the Lambda-like subprocess: import the handler (the cold start), invoke it per event.
 DRIVER = textwrap.dedent(
