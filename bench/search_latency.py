@@ -19,7 +19,10 @@ checkout's code as shipped (`--baseline-code DIR`, e.g. `git archive <commit> | 
 measured exactly as `after`, also in a fresh process of the same run, on the same snapshot.
 
     PYTHONPATH=shared:. .venv/bin/python bench/search_latency.py ../shared/bench/locomo-dev.json [--reuse-snapshot]
-        [--modes baseline,after --baseline-code DIR] [--search-mode fast]
+        [--modes baseline,after --baseline-code DIR] [--search-mode fast] [--reranker minilm]
+
+`--reranker minilm` runs `after` with the local late-interaction reranker (MNEMO_RERANKER=minilm) and
+`baseline` as its checkout is configured: the reranker's cost against the same code without it.
 """
 
 from __future__ import annotations
@@ -289,6 +292,8 @@ def main() -> int:
     parser.add_argument("--snapshot", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--build", action="store_true", help=argparse.SUPPRESS)  # a child process
     parser.add_argument("--search-mode", choices=["full", "fast"], default="full", help="the searches' `mode`")
+    parser.add_argument("--reranker", choices=["off", "bedrock", "minilm"],
+                        help="MNEMO_RERANKER for the `after` mode only (default: as the environment says)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "search_latency.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
@@ -313,9 +318,10 @@ def main() -> int:
         if mode == "baseline" and args.baseline_code is None:
             parser.error("--modes baseline needs --baseline-code DIR")
         code = ["--code", str(args.baseline_code.resolve())] if mode == "baseline" else []
+        env = {**os.environ, "MNEMO_RERANKER": args.reranker} if mode == "after" and args.reranker else os.environ
         out = subprocess.run([sys.executable, __file__, "--mode", mode, "--snapshot", str(snapshot),
                               "--questions", str(args.questions), "--search-mode", args.search_mode, *code], check=True, capture_output=True, text=True,
-                             env=os.environ).stdout
+                             env=env).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, " \
               f"load avg {os.getloadavg()[0]:.1f}"
