@@ -23,7 +23,7 @@ import moto.core.responses
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from moto.core.botocore_stubber import BotocoreStubber, MockRawResponse
 
-__all__ = ["answer_in_process"]
+__all__ = ["answer_in_process", "remember_handler_methods"]
 
 _stubber = BotocoreStubber()
 _stubber.enabled = True
@@ -31,8 +31,7 @@ _stubber.enabled = True
 
 def answer_in_process(client: Any) -> Any:
     """Route `client`'s requests to moto's in-process backends (only this client's; returns it)."""
-    if not hasattr(moto.core.responses.method_names_from_class, "cache_info"):  # once per process
-        moto.core.responses.method_names_from_class = functools.cache(moto.core.responses.method_names_from_class)
+    remember_handler_methods()
     service = client.meta.service_model.endpoint_prefix
     region = client.meta.region_name
     host = f"{service}.{region}.amazonaws.com"
@@ -51,6 +50,12 @@ def answer_in_process(client: Any) -> Any:
     client.meta.events.register_first(f"choose-signer.{name}", _unsigned)
     client.meta.events.register_first(f"before-send.{name}", send)
     return client
+
+
+def remember_handler_methods() -> None:
+    """moto lists a handler class's methods (`inspect.getmembers`) on every request: once per class."""
+    if not hasattr(moto.core.responses.method_names_from_class, "cache_info"):  # once per process
+        moto.core.responses.method_names_from_class = functools.cache(moto.core.responses.method_names_from_class)
 
 
 def _unsigned(**_: Any) -> Any:
