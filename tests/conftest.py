@@ -42,15 +42,12 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    from mnemo.local import inprocess, moto_dynamodb, moto_expressions, moto_reads, moto_sqs
+    from mnemo.local import moto_patches
 
-    # The local stack's moto: transactions all-or-nothing without losing other requests' writes,
-    # keyed queries read their partition (shared/mnemo/local/moto_dynamodb.py). Every test runs on it.
-    moto_dynamodb.install()
-    moto_reads.install()  # item reads dumped as the JSON they are (test_moto_reads.py: the same bytes parsed)
-    moto_sqs.install()  # receives in O(batch), as the local stack runs them
-    moto_expressions.install()  # parsed expressions remembered, as the local stack does
-    inprocess.remember_handler_methods()  # as the local stack's in-process clients do
+    # The local stack's moto, every patch of it (shared/mnemo/local/moto_patches.py): transactions
+    # all-or-nothing without losing other requests' writes, keyed queries reading their partition,
+    # item reads as plain JSON. Every test runs on it.
+    moto_patches.install()
     with mock_aws():
         from mnemo.adapters.aws import client
         from mnemo.local.template_resources import create_local_resources

@@ -55,12 +55,9 @@ class LocalStack:
 
         from moto.server import ThreadedMotoServer
 
-        from mnemo.local import moto_dynamodb, moto_expressions, moto_reads, moto_sqs
+        from mnemo.local import moto_patches
 
-        moto_dynamodb.install()  # DynamoDB's transaction and isolation guarantees, O(key) queries
-        moto_reads.install()  # item reads as plain JSON: a search's hydration 240 ms -> a few ms
-        moto_sqs.install()  # a receive in O(batch), not O(batch x backlog)
-        moto_expressions.install()  # each expression parsed once, not once or twice per request
+        moto_patches.install()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
         port = free_port()
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
