@@ -64,3 +64,23 @@ def test_fast_mode_never_reranks_and_a_failing_reranker_leaves_the_fused_order(s
     assert unused.calls == []
     failing = Reverse(fail=True)
     assert search(container, principal, failing) == fused and len(failing.calls) == 1
+
+
+def test_the_reranker_orders_the_best_twenty_whatever_top_k(container, principal, aws) -> None:
+    notes = [f"Standup note {i}: room {100 + i} is booked" for i in range(25)]  # numbers differ: 25 memories
+    for text in notes:
+        container.memories.capture(principal, CaptureCommand(raw=text, user_id="alice", as_user=True))
+    enrich(aws)
+
+    def raws(top_k: int) -> list[str]:
+        hits = container.memories.search(principal, RetrieveCommand(query="standup note", user_id="alice", top_k=top_k))
+        return [h.memory.raw for h in hits]
+
+    container.memories._reranker = None
+    fused = raws(25)
+    assert sorted(fused) == sorted(notes)
+    reverse = container.memories._reranker = Reverse()
+    ordered = raws(25)
+    assert reverse.calls == [fused[:20]]  # the best 20 reach it (RERANK_DEPTH), not all 25 asked for
+    assert ordered == fused[:20][::-1] + fused[20:]  # its order for those, the fused order after them
+    assert raws(5) == ordered[:5] and reverse.calls[1] == fused[:20]  # a shorter search: the same first hits

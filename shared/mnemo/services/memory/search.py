@@ -74,7 +74,9 @@ class MemorySearch:
             for r in ranked
             if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
-        return (self._reranked(command.query, results[: wide.top_k]) if rerank else results)[: command.top_k]
+        if rerank:  # only the best RERANK_DEPTH, whatever top_k: a bounded cost, the order the benches measure
+            results = self._reranked(command.query, results[: scoring.RERANK_DEPTH]) + results[scoring.RERANK_DEPTH:]
+        return results[: command.top_k]
 
     def _reranked(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
         """The reranker's order of `results` (only memories the caller sees reach it). It refines an
