@@ -11,6 +11,9 @@ Two levers on it:
 - "depth <n>": the best `n` fused hits reranked instead of 20 (the rest keep the fused order). Read
   deeper, the reranker reaches evidence the fused order leaves past 20; at ~30 ms a text on two cores
   it is only affordable with token states computed once, at enrichment, which nothing does yet.
+- "stored <how>": what storing them would cost in quality: the memory's vectors in float16, or int8
+  with one scale per row, and `content`: only its content-word rows (about half of them), as the
+  query keeps.
 
 Columns as in bench/issue28_round3.py (same `measure`); the table: bench/README.md "Issue 28, round 7".
 
@@ -34,6 +37,7 @@ sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run  # noqa: E402
 from bench.issue28_round6 import TOKENS  # noqa: E402
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, _query_rows  # noqa: E402
+from mnemo.adapters.local.minilm_embedder import TokenStates  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.domain.text import STOPWORDS  # noqa: E402
@@ -66,8 +70,23 @@ def _weights(how: str, power: float, ctx: dict[str, Any], words: list[str], best
     return w / w.sum()
 
 
+def _stored(memory: TokenStates, storage: str) -> np.ndarray:
+    """A memory's token vectors as they would come back from storage: all rows in float32 (as computed),
+    float16, or int8 with one scale per row; `content`: only its content-word rows (as the query's)."""
+    vectors = memory.vectors
+    if "content" in storage:
+        keep = np.array([t.isalnum() and t not in STOPWORDS for t in memory.tokens], dtype=bool)
+        vectors = vectors[keep] if keep.any() else vectors
+    if "float16" in storage:
+        vectors = vectors.astype(np.float16).astype(np.float32)
+    elif "int8" in storage:
+        scale = np.maximum(np.abs(vectors).max(axis=1, keepdims=True), 1e-12) / 127.0
+        vectors = np.round(vectors / scale).astype(np.int8).astype(np.float32) * scale
+    return vectors
+
+
 def late(depth: int = scoring.RERANK_DEPTH, share: float = LATE_INTERACTION_SHARE, how: str = "none",
-         power: float = 1.0) -> Ranker:
+         power: float = 1.0, storage: str = "float32") -> Ranker:
     """Round 4's ranking (fusion, repeat demotion over the hits read), then the best `depth` hits
     reordered by `scoring.reranked` on the (weighted) MaxSim relevance."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
@@ -78,8 +97,9 @@ def late(depth: int = scoring.RERANK_DEPTH, share: float = LATE_INTERACTION_SHAR
         query, *memories = TOKENS.token_states([q, *(raw[h.memory_id] for h in head)])
         rows = _query_rows(query)
         words = [t for t in query.tokens if t.isalnum() and t not in STOPWORDS] or list(query.tokens)
-        best = np.array([(rows @ m.vectors.T).max(axis=1) if len(m.vectors) else np.zeros(len(rows))
-                         for m in memories]).reshape(len(memories), len(rows))
+        stored = [_stored(m, storage) for m in memories]
+        best = np.array([(rows @ v.T).max(axis=1) if len(v) else np.zeros(len(rows))
+                         for v in stored]).reshape(len(memories), len(rows))
         relevance = np.clip(best @ _weights(how, power, ctx, words, best), 0.0, 1.0).tolist()
         return [h.memory_id for h in scoring.reranked(head, relevance, share) + hits[depth:]][:DEPTH]
     return rank
@@ -88,10 +108,12 @@ def late(depth: int = scoring.RERANK_DEPTH, share: float = LATE_INTERACTION_SHAR
 VARIANTS: dict[str, Ranker] = {
     "late interaction (the option)": late(),
     **{f"weight idf^{p}": late(how="idf", power=p) for p in (0.5, 1.0, 2.0)},
-    "weight idf, share 0.6": late(how="idf", share=0.6),
+    "weight idf share 0.6": late(how="idf", share=0.6),
     **{f"weight {how}^{p}": late(how=how, power=p) for how in ("std", "spread") for p in (0.5, 1.0)},
     **{f"depth {n}": late(depth=n) for n in (30, 50, 100, 200)},
-    **{f"depth {n}, share 0.35": late(depth=n, share=0.35) for n in (100, 200)},
+    **{f"depth {n} share 0.35": late(depth=n, share=0.35) for n in (100, 200)},
+    **{f"depth {n} stored {how}": late(depth=n, storage=how)
+       for n in (20, 100) for how in ("float16", "int8", "content float16", "content int8")},
 }
 
 
