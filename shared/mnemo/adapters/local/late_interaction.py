@@ -7,8 +7,8 @@ of those best cosines: the aside's tokens answer the query's words wherever they
 
 No other weights: the embedder's model (all-MiniLM-L6-v2, which a package ships) gives the token
 states, so nothing downloads. It runs the model over the query and every reranked memory, about
-30 ms a memory on two cores (0.6 s a search), so it is a configuration (`MNEMO_RERANKER=minilm`),
-not the default: bench/README.md "Issue 28, round 6" has its quality and latency. Nothing is cached
+15 ms a memory on two cores (0.3 s a search), so it is a configuration (`MNEMO_RERANKER=minilm`),
+not the default: bench/README.md "Issue 28, round 6" and "round 7" have its quality and latency. Nothing is cached
 between searches, so no search's cost tells anything about another namespace's memories.
 """
 
