@@ -9,7 +9,7 @@ Two levers on it:
   the question's own corpus (log((N + 1) / (df + 0.5)), to a power); `std` / `spread`: how much the
   word's best cosine varies over the reranked hits (a word every hit matches as well says nothing).
 - "depth <n>": the best `n` fused hits reranked instead of 20 (the rest keep the fused order). Read
-  deeper, the reranker reaches evidence the fused order leaves past 20; at ~30 ms a text on two cores
+  deeper, the reranker reaches evidence the fused order leaves past 20; at ~15 ms a text on two cores
   it is only affordable with token states computed once, at enrichment, which nothing does yet.
 - "stored <how>": what storing them would cost in quality: the memory's vectors in float16, or int8
   with one scale per row, and `content`: only its content-word rows (about half of them), as the
@@ -36,11 +36,10 @@ sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run  # noqa: E402
 from bench.issue28_round6 import TOKENS  # noqa: E402
-from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, _query_rows  # noqa: E402
+from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, _query_rows, content_words  # noqa: E402
 from mnemo.adapters.local.minilm_embedder import TokenStates  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
-from mnemo.domain.text import STOPWORDS  # noqa: E402
 from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
 
@@ -75,7 +74,7 @@ def _stored(memory: TokenStates, storage: str) -> np.ndarray:
     float16, or int8 with one scale per row; `content`: only its content-word rows (as the query's)."""
     vectors = memory.vectors
     if "content" in storage:
-        keep = np.array([t.isalnum() and t not in STOPWORDS for t in memory.tokens], dtype=bool)
+        keep = content_words(memory.tokens)
         vectors = vectors[keep] if keep.any() else vectors
     if "float16" in storage:
         vectors = vectors.astype(np.float16).astype(np.float32)
@@ -96,7 +95,8 @@ def late(depth: int = scoring.RERANK_DEPTH, share: float = LATE_INTERACTION_SHAR
         head = hits[:depth]
         query, *memories = TOKENS.token_states([q, *(raw[h.memory_id] for h in head)])
         rows = _query_rows(query)
-        words = [t for t in query.tokens if t.isalnum() and t not in STOPWORDS] or list(query.tokens)
+        keep = content_words(query.tokens)
+        words = [t for t, k in zip(query.tokens, keep, strict=True) if k] or list(query.tokens)  # as `rows`
         stored = [_stored(m, storage) for m in memories]
         best = np.array([(rows @ v.T).max(axis=1) if len(v) else np.zeros(len(rows))
                          for v in stored]).reshape(len(memories), len(rows))

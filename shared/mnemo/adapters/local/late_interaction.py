@@ -32,10 +32,15 @@ class TokenEncoder(Protocol):
     def token_states(self, texts: Sequence[str]) -> list[TokenStates]: ...
 
 
+def content_words(tokens: Sequence[str]) -> np.ndarray:
+    """Which tokens are content words: whole-word pieces that are not stopwords or punctuation."""
+    return np.array([t.isalnum() and t not in STOPWORDS for t in tokens], dtype=bool)
+
+
 def _query_rows(query: TokenStates) -> np.ndarray:
-    """The query's content words: whole-word pieces that are not stopwords or punctuation (a question's
-    scaffolding, "what did I", would otherwise find a match in every memory). All tokens if none is."""
-    keep = np.array([t.isalnum() and t not in STOPWORDS for t in query.tokens], dtype=bool)
+    """The query's content words (a question's scaffolding, "what did I", would otherwise find a match
+    in every memory). All tokens if none is."""
+    keep = content_words(query.tokens)
     return query.vectors[keep] if keep.any() else query.vectors
 
 
