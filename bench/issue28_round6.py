@@ -119,19 +119,14 @@ TOKENS = CachedTokens()
 
 
 def late(top: int, share: float, *, all_tokens: bool = False) -> Ranker:
-    reranker = late_interaction.LateInteractionReranker(TOKENS)
-
+    """The production reranker's relevance (its query rows and MaxSim) over the best `top` hits."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         hits = production_hits(ctx, q, qv, now)
         raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
         head = hits[:top]
-        shipped = late_interaction._query_rows
-        if all_tokens:
-            late_interaction._query_rows = lambda states: states.vectors
-        try:
-            relevance = reranker.rerank(q, [raw[h.memory_id] for h in head])
-        finally:
-            late_interaction._query_rows = shipped
+        query, *memories = TOKENS.token_states([q, *(raw[h.memory_id] for h in head)])
+        rows = query.vectors if all_tokens else late_interaction._query_rows(query)
+        relevance = [late_interaction.max_sim(rows, m.vectors) for m in memories]
         return [h.memory_id for h in scoring.reranked(head, relevance, share) + hits[top:]][:DEPTH]
     return rank
 

@@ -36,7 +36,12 @@ sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run  # noqa: E402
 from bench.issue28_round6 import TOKENS  # noqa: E402
-from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, _query_rows, content_words  # noqa: E402
+from mnemo.adapters.local.late_interaction import (  # noqa: E402
+    LATE_INTERACTION_SHARE,
+    StoredStates,
+    _query_rows,
+    content_words,
+)
 from mnemo.adapters.local.minilm_embedder import TokenStates  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
@@ -79,8 +84,7 @@ def _stored(memory: TokenStates, storage: str) -> np.ndarray:
     if "float16" in storage:
         vectors = vectors.astype(np.float16).astype(np.float32)
     elif "int8" in storage:
-        scale = np.maximum(np.abs(vectors).max(axis=1, keepdims=True), 1e-12) / 127.0
-        vectors = np.round(vectors / scale).astype(np.int8).astype(np.float32) * scale
+        vectors = StoredStates.of("", TokenStates(memory.tokens, vectors)).vectors()  # as the local index keeps them
     return vectors
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from mnemo.domain.timestamps import utcnow
 
 if TYPE_CHECKING:
+    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
     from mnemo.ports import (
         ClientMetadataFetcher,
         EditInterpreter,
@@ -139,7 +140,8 @@ class Adapters:
             )
         from mnemo.adapters.local.index import LocalSearchIndex
 
-        return LocalSearchIndex()
+        # The local reranker reads each memory's token states from here, computed as it is indexed.
+        return LocalSearchIndex(token_encoder=self._minilm if self.settings.reranker == "minilm" else None)
 
     def fact_index(self) -> FactIndex:
         with self._lock:
@@ -174,8 +176,10 @@ class Adapters:
             return BedrockEmbedder.from_settings(self.settings)
         from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
+        # With the local reranker, each pass keeps its token states for the reranker or the index.
         return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
-                                   engine=self.settings.embedder_engine)
+                                   engine=self.settings.embedder_engine,
+                                   keep_token_states=self.settings.reranker == "minilm")
 
     @cached_property
     def extractor(self) -> Extractor:
@@ -224,15 +228,22 @@ class Adapters:
         return HeuristicIntentAnnotator()
 
     @cached_property
+    def _minilm(self) -> LocalMiniLmEmbedder:
+        """The local reranker's model: the embedder's own when it is the local one (loaded once)."""
+        from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
+
+        if isinstance(self.embedder, LocalMiniLmEmbedder):
+            return self.embedder
+        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine)
+
+    @cached_property
     def reranker(self) -> Reranker:
         if self.settings.reranker == "minilm":
+            from mnemo.adapters.local.index import LocalSearchIndex
             from mnemo.adapters.local.late_interaction import LateInteractionReranker
-            from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
-            # The embedder's own model when it is the local one (loaded once), else the same files.
-            local = self.embedder if isinstance(self.embedder, LocalMiniLmEmbedder) else LocalMiniLmEmbedder(
-                self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine)
-            return LateInteractionReranker(local)
+            index = self.index()
+            return LateInteractionReranker(self._minilm, stored=index if isinstance(index, LocalSearchIndex) else None)
         from mnemo.adapters.bedrock.rerank import BedrockReranker
 
         return BedrockReranker.from_settings(self.settings)

@@ -44,8 +44,9 @@ class MnemoSettings(BaseSettings):
     reranker: Literal["off", "bedrock", "minilm"] = Field(default="off", description=(
         "A reranking stage over a mode=full search's best hits: bedrock = Bedrock's rerank model through "
         "bedrock-agent-runtime (needs bedrock:Rerank and bedrock:InvokeModel on it); minilm = late "
-        "interaction over the local MiniLM's token states (the model files of model_dir; ~15 ms a "
-        "reranked memory, ~0.3 s a search on two cores). docs/scoring.md."))
+        "interaction over the local MiniLM's token states (the model files of model_dir; each memory's "
+        "states are kept by the local index from enrichment, ~15 KB of memory each, so a search runs the "
+        "model over its query alone: ~1.0-1.2x the p50). docs/scoring.md."))
     rerank_model_id: str = "amazon.rerank-v1:0"
 
     extractor: Literal["heuristic", "bedrock"] = "heuristic"

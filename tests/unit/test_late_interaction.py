@@ -5,14 +5,16 @@ message about something else, outscores the same message without it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from mnemo.adapters.local.late_interaction import LateInteractionReranker, max_sim
+from mnemo.adapters.local.late_interaction import LateInteractionReranker, StoredStates, max_sim
 from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder, TokenStates
+from mnemo.domain.models import Memory
 from mnemo.domain.scoring import Ranked, reranked
 
 AXES = {"bake": [1, 0, 0], "sale": [0, 1, 0], "kitchen": [0, 0, 1], "the": [1, 1, 0], "?": [0, 1, 1]}
@@ -23,6 +25,12 @@ def states(text: str) -> TokenStates:
     vectors = np.array([AXES[t] for t in tokens], dtype=np.float32).reshape(len(tokens), 3)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return TokenStates(tokens, vectors / np.maximum(norms, 1e-12))
+
+
+def memories(*texts: str, tenant: str = "t") -> list[Memory]:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return [Memory(id=f"m{i}", tenant=tenant, raw=text, normalized_text=text, captured_at=at, created_at=at,
+                   updated_at=at, content_hash=str(i)) for i, text in enumerate(texts)]
 
 
 class Axes:
@@ -38,16 +46,53 @@ def test_each_content_word_of_the_query_takes_its_best_match_and_stopwords_and_p
     encoder = Axes()
     reranker = LateInteractionReranker(encoder)
     # "the" and "?" would match every memory half-way: they are left out of the query's rows.
-    assert reranker.rerank("the bake sale ?", ["kitchen bake", "sale bake", "kitchen", ""]) == [0.5, 1.0, 0.0, 0.0]
+    hits = memories("kitchen bake", "sale bake", "kitchen", "")
+    assert reranker.rerank("the bake sale ?", hits) == [0.5, 1.0, 0.0, 0.0]
     assert encoder.calls == [["the bake sale ?", "kitchen bake", "sale bake", "kitchen", ""]]  # one batch
     assert reranker.rerank("the bake", []) == [] and len(encoder.calls) == 1  # nothing to score: no model run
 
 
 def test_a_query_of_stopwords_only_keeps_all_its_tokens_and_relevance_stays_in_the_unit_interval() -> None:
     reranker = LateInteractionReranker(Axes())
-    assert reranker.rerank("the", ["the", "kitchen"]) == pytest.approx([1.0, 0.0])
-    opposite = TokenStates(("bake",), np.array([[-1.0, 0.0, 0.0]], dtype=np.float32))
+    assert reranker.rerank("the", memories("the", "kitchen")) == pytest.approx([1.0, 0.0])
+    opposite = np.array([[-1.0, 0.0, 0.0]], dtype=np.float32)
     assert max_sim(states("bake").vectors, opposite) == 0.0  # a negative cosine is no relevance, not less
+
+
+class Held:
+    """A `StateSource` holding states per (tenant, memory id), as the local index does; records lookups."""
+
+    def __init__(self, held: dict[tuple[str, str], StoredStates]) -> None:
+        self.held, self.lookups = held, []
+
+    def token_states_of(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, StoredStates]:
+        self.lookups.append((tenant, list(memory_ids)))
+        return {mid: self.held[(tenant, mid)] for mid in memory_ids if (tenant, mid) in self.held}
+
+
+def test_stored_states_stand_in_for_the_model_only_while_they_are_of_the_memorys_current_text() -> None:
+    hits = memories("kitchen bake", "sale bake", "kitchen")
+    source = Held({("t", "m0"): StoredStates.of("kitchen bake", states("kitchen bake")),  # current
+                   ("t", "m1"): StoredStates.of("sale", states("sale")),  # of an older text: stale
+                   ("other", "m2"): StoredStates.of("kitchen", states("kitchen"))})  # another tenant's m2
+    encoder = Axes()
+    relevance = LateInteractionReranker(encoder, stored=source).rerank("the bake sale ?", hits)
+    assert relevance == pytest.approx([0.5, 1.0, 0.0], abs=0.01)  # as the model alone (first test), to int8 rounding
+    assert encoder.calls == [["the bake sale ?", "sale bake", "kitchen"]]  # the query, the stale and the unheld ones
+    assert source.lookups == [("t", ["m0", "m1", "m2"])]  # in the memories' own tenant only
+    assert LateInteractionReranker(encoder).rerank("the bake sale ?", hits) == [0.5, 1.0, 0.0]  # control: no source
+
+
+def test_stored_states_keep_each_row_to_within_half_a_step_of_its_own_scale() -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(5, 384)).astype(np.float32)
+    vectors[2] = 0.0  # a zero row stays zero (no division by a zero scale)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    stored = StoredStates.of("x", TokenStates(tuple("abcde"), vectors))
+    assert stored.codes.dtype == np.int8 and stored.codes.nbytes == 5 * 384  # a quarter of float32's bytes
+    step = np.abs(vectors).max(axis=1, keepdims=True) / 127.0
+    assert np.all(np.abs(stored.vectors() - vectors) <= step / 2 + 1e-7)
+    assert not stored.vectors()[2].any()
 
 
 def test_the_rerankers_share_blends_its_relevance_with_the_fused_score_and_ties_keep_the_fused_order() -> None:
@@ -71,7 +116,7 @@ def test_on_minilm_an_aside_that_answers_outscores_the_same_message_without_it_w
     message = ("I spent the weekend repainting the kitchen cabinets a pale green and fixing the hinges. Then we had "
                "dinner with my sister, watched a movie about pirates and walked along the river.")
     with_aside = message + " By the way, I raised $500 at the charity bake sale."
-    relevance = LateInteractionReranker(embedder).rerank(query, [message, with_aside])
+    relevance = LateInteractionReranker(embedder).rerank(query, memories(message, with_aside))
     assert relevance[1] > 0.75 and relevance[0] < 0.25  # the aside's words answer the question's
     vectors = np.asarray(embedder.embed([query, message, with_aside]))
     cosines = vectors[1:] @ vectors[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,43 @@ def test_token_states_are_unit_vectors_per_word_piece_without_cls_and_sep_and_bo
     for a, b in zip(numpy_states, onnx_states, strict=True):
         np.testing.assert_allclose(a.vectors, b.vectors, rtol=0, atol=1e-5)
         np.testing.assert_allclose(np.linalg.norm(a.vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_with_keep_token_states_an_embed_pass_serves_the_next_token_states_call_on_its_thread_once(
+    embedder: LocalMiniLmEmbedder, golden: dict[str, Any]
+) -> None:
+    texts = golden["texts"][:3]
+    fresh = embedder.token_states(texts)  # the reference: the model run for them
+    keeping = LocalMiniLmEmbedder(MODEL_DIR, batch_size=4, engine=embedder.engine, keep_token_states=True)
+    model = keeping._load()
+    passes: list[int] = []
+    for name in ("forward", "hidden", "both"):
+        run = getattr(model, name)
+        setattr(model, name, lambda ids, mask, run=run: passes.append(len(ids)) or run(ids, mask))
+
+    vectors = keeping.embed(texts)
+    np.testing.assert_array_equal(vectors, embedder.embed(texts))  # the same vectors as without keeping
+    assert sum(passes) == 3  # texts the model ran over
+    kept = keeping.token_states([texts[1], texts[0]])
+    assert sum(passes) == 3  # no second pass ...
+    for got, want in zip(kept, [fresh[1], fresh[0]], strict=True):  # ... and the states a pass of their own gives
+        assert got.tokens == want.tokens
+        np.testing.assert_allclose(got.vectors, want.vectors, rtol=0, atol=1e-5)
+    keeping.token_states([texts[0]])
+    assert sum(passes) == 4  # taken once: a second call runs the model ...
+    keeping.token_states([texts[2]])
+    assert sum(passes) == 4  # ... while the pass's other texts are still there to take
+
+    keeping.embed(texts)
+    other_thread: list[Any] = []
+    thread = threading.Thread(target=lambda: other_thread.append(keeping.token_states([texts[0]])))
+    thread.start()
+    thread.join()
+    assert sum(passes) == 8  # another thread (another request) never takes this thread's pass
+    keeping.embed(["something else"])
+    keeping.token_states([texts[0]])
+    assert sum(passes) == 10  # the next pass replaces it
+
+    plain = LocalMiniLmEmbedder(MODEL_DIR, engine=embedder.engine)  # the default keeps nothing
+    plain.embed(texts)
+    assert plain.token_states([texts[0]])[0].tokens == fresh[0].tokens and not plain._last_pass.states

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from mnemo.domain.edits import EditPlan
 from mnemo.domain.extraction import Extraction
+from mnemo.domain.models import Memory
 
 
 class Embedder(Protocol):
@@ -25,8 +26,8 @@ class Reranker(Protocol):
 
     share: float  # of the order, against the fused score (scoring.reranked): 1 = the reranker's order alone
 
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        """A relevance in [0, 1] per text, in input order."""
+    def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
+        """A relevance in [0, 1] per memory, in input order (memories of one tenant the caller sees)."""
 
 
 class Extractor(Protocol):

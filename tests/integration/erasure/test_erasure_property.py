@@ -6,7 +6,8 @@ version, and one names an entity no fact joins); the texts share a few words ("O
 retire each other's values ("Ola lives in <marker>" is single-valued).
 
 After each erasure (and the work it queued: the neighbours' re-enrichment, a user erasure's hops)
-a raw scan of every item of every table and of every document of both local indexes finds:
+a raw scan of every item of every table and of every document of both local indexes (and the token
+states the memories index keeps for the local reranker, which this test configures) finds:
 - no item and no document that names an erased memory id, except the allowed traces that
   docs/erasure.md lists, asserted exactly: the tombstone (keys, `erased_at`, `expires_at`) and a
   user erasure's job record and its `R#<memory id>` rows (ids and counts, never text);
@@ -29,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
@@ -88,6 +90,8 @@ def index_documents(container) -> list[tuple[str, str]]:
             for mid, doc in part.docs.items()]
     docs += [(f"facts:{uuid}", row[0].model_dump_json(exclude={"vector"})) for part in facts._docs.values()
              for uuid, row in part.items()]
+    docs += [(f"states:{mid}", json.dumps({"memory_id": mid, "text": states.text}))  # the reranker's token states
+             for part in memories._partitions.values() for mid, states in part.states.items()]
     return docs
 
 
@@ -277,12 +281,13 @@ class ErasureMachine(RuleBasedStateMachine):
         facts = [json.dumps(i) for i in rows if i["sk"]["S"] == "FACT"]
         indexed = {where.split(":")[1]: dump for where, dump in docs if where.startswith("memories:")}
         fact_docs = [dump for where, dump in docs if where.startswith("facts:")]
+        held = {where.split(":")[1]: dump for where, dump in docs if where.startswith("states:")}
         for memory in self.live.values():
             assert memory.place in texts[memory.id] and memory.person in texts[memory.id]
             for person in memory.derived:  # its facts, of every version, active or not
                 assert any(person in f for f in facts) and any(person in d for d in fact_docs), person
             if memory.enriched and not memory.archived:  # live and enriched: found in the memories index
-                assert memory.person in indexed[memory.id]
+                assert memory.person in indexed[memory.id] and memory.person in held[memory.id]
             self.totals["survivors checked"] += 1
         self.totals["check seconds x1000"] += int((time.perf_counter() - started) * 1000)
 
@@ -313,6 +318,12 @@ class ErasureMachine(RuleBasedStateMachine):
         for user in USERS:
             if any(m.user == user for m in self.live.values()):
                 self.erase_user(user)
+
+
+@pytest.fixture(autouse=True)
+def _minilm_reranker(aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local index then also keeps each enriched memory's token states: derived data erasure must reach."""
+    monkeypatch.setenv("MNEMO_RERANKER", "minilm")  # before `container` reads the settings
 
 
 def test_erasure_leaves_nothing_and_keeps_everything_else(http, container, principal, aws) -> None:

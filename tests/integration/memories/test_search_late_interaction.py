@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, LateInteractionReranker
-from tests.integration.conftest import auth
+from mnemo.domain.models import Memory
+from tests.conftest import TEST_KEY
+from tests.integration.conftest import OTHER_KEY, auth
 from tests.integration.surfaces.test_profile_thrindex import enrich
 
 QUERY = "How much money did I raise at the charity bake sale?"
@@ -26,10 +28,10 @@ def _minilm_reranker(aws, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MNEMO_RERANKER", "minilm")  # before `container` reads the settings
 
 
-def capture(http, user: str, *texts: str) -> dict[str, str]:
+def capture(http, user: str, *texts: str, key: str = TEST_KEY) -> dict[str, str]:
     ids = {}
     for text in texts:
-        created = http.post("/v1/memories", headers=auth(), json={"content": text, "user_id": user, "as_user": True})
+        created = http.post("/v1/memories", headers=auth(key), json={"content": text, "user_id": user, "as_user": True})
         assert created.status_code == 201, created.text
         ids[text] = created.json()["id"]
     return ids
@@ -48,9 +50,9 @@ class Recording:
     def __init__(self, inner: LateInteractionReranker) -> None:
         self.inner, self.share, self.sizes = inner, inner.share, []
 
-    def rerank(self, query: str, texts: list[str]) -> list[float]:
-        self.sizes.append(len(texts))
-        return self.inner.rerank(query, texts)
+    def rerank(self, query: str, memories: list[Memory]) -> list[float]:
+        self.sizes.append(len(memories))
+        return self.inner.rerank(query, memories)
 
 
 def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_memories_reach_it(
@@ -84,3 +86,58 @@ def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_mem
     assert [r["id"] for r in plain[:2]] == [dana[TOPIC], dana[ASIDE]]
     container.memories._reranker = recording
     assert [r["id"] for r in search(http, "eli")] == [eli[ASIDE]]  # control: eli finds his own copy
+
+
+class Encodes:
+    """The reranker's model, recording every text it is asked to encode."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.texts = inner, []
+
+    def token_states(self, texts: list[str]) -> Any:
+        self.texts.append(list(texts))
+        return self.inner.token_states(texts)
+
+
+def test_enrichment_keeps_each_memorys_token_states_so_a_search_encodes_only_the_query_until_they_go(
+    http, aws, container, principal
+) -> None:
+    dana = capture(http, "dana", ASIDE, TOPIC, *OTHERS)
+    model = container.embedder._load()
+    hidden, runs = model.hidden, []
+    model.hidden = lambda ids, mask: runs.append(len(ids)) or hidden(ids, mask)  # a pass for token states alone
+    enrich(aws)
+    assert runs == []  # the states came from the pass that gave each memory its vector
+    index, reranker = container.index(), container.reranker
+    assert reranker._stored is index  # the local index holds the states the reranker reads
+    held = index.token_states_of(principal.tenant, list(dana.values()))
+    assert {held[mid].text for mid in held} == set(dana) and len(held) == 4  # every enriched memory's, of its text
+    encodes = reranker._encoder = Encodes(reranker._encoder)
+
+    first = search(http, "dana")
+    assert [r["id"] for r in first[:2]] == [dana[ASIDE], dana[TOPIC]]  # the answer first, from the stored states
+    assert encodes.texts == [[QUERY]] and runs == []  # the query's states came from its embedding's pass
+
+    # An edit: until enrichment reindexes, the stored states are of the old text, so the new one is encoded.
+    edited = "Charity bake sale moved to Sunday at the church hall."
+    assert http.patch(f"/v1/memories/{dana[TOPIC]}", headers=auth(), json={"content": edited}).status_code == 200
+    encodes.texts.clear()
+    search(http, "dana")
+    assert encodes.texts == [[QUERY, edited]]
+    enrich(aws)
+    assert index.token_states_of(principal.tenant, [dana[TOPIC]])[dana[TOPIC]].text == edited
+    encodes.texts.clear()
+    search(http, "dana")
+    assert encodes.texts == [[QUERY]]
+
+    # Erasure drops them with the document; another tenant never reads them, its own copy it does.
+    theirs = capture(http, "dana", ASIDE, key=OTHER_KEY)[ASIDE]
+    enrich(aws)
+    assert index.token_states_of("other", [dana[ASIDE]]) == {}
+    assert index.token_states_of(principal.tenant, [dana[ASIDE]])  # control: the owner's lookup finds them
+    assert index.token_states_of("other", [theirs]).keys() == {theirs}  # control: the other tenant finds its own
+    erased = http.delete(f"/v1/memories/{dana[ASIDE]}", headers=auth(), params={"hard": "true"})
+    assert erased.status_code == 200, erased.text
+    assert index.token_states_of(principal.tenant, [dana[ASIDE]]) == {}
+    assert index.token_states_of("other", [theirs]).keys() == {theirs}  # the same words elsewhere stay
+    assert dana[ASIDE] not in [r["id"] for r in search(http, "dana")]

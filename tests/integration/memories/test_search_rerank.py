@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from mnemo.domain.commands import CaptureCommand, RetrieveCommand
+from mnemo.domain.models import Memory
 from mnemo.errors import DependencyError
 from tests.integration.surfaces.test_profile_thrindex import enrich
 
@@ -25,8 +26,9 @@ class Reverse:
         self.calls: list[list[str]] = []
         self.fail = fail
 
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        self.calls.append(list(texts))
+    def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
+        texts = [m.raw for m in memories]
+        self.calls.append(texts)
         if self.fail:
             raise DependencyError("Bedrock rerank failed after 3 attempts: ThrottlingException")
         return [i / len(texts) for i in range(len(texts))]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from mnemo.adapters.bedrock.base import BEDROCK_CLIENT_CONFIG, with_retries
+from mnemo.domain.models import Memory
 
 if TYPE_CHECKING:
     from mnemo.settings import MnemoSettings
@@ -38,9 +39,10 @@ class BedrockReranker:
 
         return cls(client("bedrock-agent-runtime", config=BEDROCK_CLIENT_CONFIG), settings.rerank_model_id)
 
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        if not texts:
+    def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
+        if not memories:
             return []
+        texts = [m.raw for m in memories]
         request = {
             "queries": [{"type": "TEXT", "textQuery": {"text": query[:MAX_TEXT_CHARS]}}],
             "sources": [{"type": "INLINE", "inlineDocumentSource": {"type": "TEXT", "textDocument": {"text": t[:MAX_TEXT_CHARS]}}}

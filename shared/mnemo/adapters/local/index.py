@@ -6,6 +6,10 @@ a tenant-wide query (no user_id) reads each of the tenant's partitions. Per part
 index per lexical field (BM25 with the partition's own statistics, vectorised per term) and a
 float32 matrix of unit vectors (exact cosine by one matrix-vector product), both filtered by a row
 mask of author, status, agent and group codes.
+
+With a token encoder (the local reranker's MiniLM, `MNEMO_RERANKER=minilm`), an enriched document
+also keeps its text's token states (adapters/local/late_interaction.py), computed when it is
+indexed and dropped with it: a search's reranking then runs the model over the query alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mnemo.adapters.local.late_interaction import StoredStates, TokenEncoder
 from mnemo.domain.models import Status
 from mnemo.domain.scoring import Candidates, bm25_idf, bm25_term, clamp01, leg_size
 from mnemo.domain.text import tokenize
@@ -127,12 +132,15 @@ class _Partition:
     groups: np.ndarray = field(default_factory=lambda: np.full(_INITIAL_ROWS, _FREE, dtype=np.int32))
     codes: dict[str, int] = field(default_factory=dict)  # agent/group id -> its code in `agents`/`groups`
     columns: _Columns = field(default_factory=_Columns)  # filled by searches, see `_Columns`
+    states: dict[str, StoredStates] = field(default_factory=dict)  # memory id -> its text's token states
 
     def __post_init__(self) -> None:
         self.fields = {name: _Field() for name in self.boosts}
 
-    def add(self, doc: IndexDocument) -> None:
+    def add(self, doc: IndexDocument, states: StoredStates | None = None) -> None:
         self.remove(doc.memory_id)
+        if states is not None:
+            self.states[doc.memory_id] = states
         row = len(self.ids)
         if row == self.statuses.shape[0]:  # grow geometrically: amortised O(1) inserts
             self.authors = np.concatenate([self.authors, np.zeros_like(self.authors)])
@@ -159,6 +167,7 @@ class _Partition:
         doc = self.docs.pop(memory_id, None)
         if doc is None:
             return
+        self.states.pop(memory_id, None)
         row = self.rows.pop(memory_id)
         self.ids[row] = None
         self.statuses[row] = _FREE
@@ -243,17 +252,20 @@ def _field_text(doc: IndexDocument, name: str) -> str:
 
 
 class LocalSearchIndex:
-    def __init__(self, *, fields: Mapping[str, float] = LEXICAL_FIELDS) -> None:
-        """`fields` (lexical boosts) default to what ships; the ablation bench varies them."""
+    def __init__(self, *, fields: Mapping[str, float] = LEXICAL_FIELDS, token_encoder: TokenEncoder | None = None) -> None:
+        """`fields` (lexical boosts) default to what ships; the ablation bench varies them.
+        `token_encoder`: keep each enriched document's token states (for the local reranker)."""
         self._partitions: dict[tuple[str, str], _Partition] = defaultdict(lambda: _Partition(dict(fields)))
         self._owner: dict[tuple[str, str], str] = {}  # (tenant, memory id) -> user id
         self._users: dict[str, set[str]] = defaultdict(set)  # tenant -> users with a partition
+        self._encoder = token_encoder
         self._lock = threading.RLock()
 
     def ensure_index(self) -> bool:
         return False  # nothing to create: partitions appear on first write
 
     def upsert(self, documents: Sequence[IndexDocument]) -> dict[str, list[str]]:
+        states = self._token_states(documents)  # before the lock: the model's time holds up no search
         with self._lock:
             for doc in documents:
                 previous_user = self._owner.get((doc.tenant, doc.memory_id))
@@ -262,10 +274,36 @@ class LocalSearchIndex:
                     continue  # a stale write (a redelivered older enrichment) never replaces a newer one
                 if previous_user is not None and previous_user != doc.user_id:
                     self._partitions[(doc.tenant, previous_user)].remove(doc.memory_id)
-                self._partitions[(doc.tenant, doc.user_id)].add(doc)
+                self._partitions[(doc.tenant, doc.user_id)].add(doc, states.get(doc.memory_id))
                 self._users[doc.tenant].add(doc.user_id)
                 self._owner[(doc.tenant, doc.memory_id)] = doc.user_id
         return {}  # ids are ours: nothing to remember
+
+    def _token_states(self, documents: Sequence[IndexDocument]) -> dict[str, StoredStates]:
+        """Per document, the states of its text: those already held for the same text (a status
+        change, a redelivery), else computed, for enriched documents only (one with a vector: a lexical
+        import document is replaced by its enriched one within seconds). All in one model call."""
+        if self._encoder is None:
+            return {}
+        held = {}
+        for doc in documents:
+            states = self.token_states_of(doc.tenant, [doc.memory_id]).get(doc.memory_id)
+            if states is not None and states.text == doc.text:
+                held[doc.memory_id] = states
+        todo = [d for d in documents if d.memory_id not in held and d.vector is not None and d.text]
+        computed = self._encoder.token_states([d.text for d in todo]) if todo else []
+        return held | {d.memory_id: StoredStates.of(d.text, s) for d, s in zip(todo, computed, strict=True)}
+
+    def token_states_of(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, StoredStates]:
+        """The token states held for those of `memory_ids` that the tenant's index has."""
+        found = {}
+        with self._lock:
+            for mid in memory_ids:
+                user = self._owner.get((tenant, mid))
+                states = self._partitions[(tenant, user)].states.get(mid) if user is not None else None
+                if states is not None:
+                    found[mid] = states
+        return found
 
     def delete(self, tenant: str, memory_id: str, index_ids: Sequence[str] = ()) -> None:
         with self._lock:

@@ -6,20 +6,27 @@ looks for its best match among the memory's contextual token vectors, and the re
 of those best cosines: the aside's tokens answer the query's words wherever they sit in the memory.
 
 No other weights: the embedder's model (all-MiniLM-L6-v2, which a package ships) gives the token
-states, so nothing downloads. It runs the model over the query and every reranked memory, about
-15 ms a memory on two cores (0.3 s a search), so it is a configuration (`MNEMO_RERANKER=minilm`),
-not the default: bench/README.md "Issue 28, round 6" and "round 7" have its quality and latency. Nothing is cached
-between searches, so no search's cost tells anything about another namespace's memories.
+states, so nothing downloads. A memory's states are computed once, when enrichment indexes it: the
+local index keeps them beside its document as int8 with a scale per row (`StoredStates`, ranking as
+float32 does: bench/README.md "round 7"), and they go when the document goes (erasure, a new text).
+A search then runs the model over the query alone, and over a memory only if the index holds no
+states for its current text (not enriched yet, or another index). It is a configuration
+(`MNEMO_RERANKER=minilm`), not the default: bench/README.md "Issue 28, round 6" to "round 8" have its
+quality and latency. States are looked up by memory id in the caller's tenant, only for memories the
+caller sees, so no search's cost tells anything about another namespace's memories.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from mnemo.adapters.local.minilm_embedder import TokenStates
+from mnemo.domain.models import Memory
 from mnemo.domain.text import STOPWORDS
 
 # The reranker's share of the order (scoring.reranked): order by (1 - share) · fused score + share ·
@@ -30,6 +37,30 @@ LATE_INTERACTION_SHARE = 0.5
 
 class TokenEncoder(Protocol):
     def token_states(self, texts: Sequence[str]) -> list[TokenStates]: ...
+
+
+@dataclass(frozen=True)
+class StoredStates:
+    """One text's token vectors as int8 with a float32 scale per row (a quarter of float32's bytes)."""
+
+    text: str  # what they were computed from: a memory whose text has changed since is encoded afresh
+    codes: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
+
+    @classmethod
+    def of(cls, text: str, states: TokenStates) -> StoredStates:
+        peak = np.abs(states.vectors).max(axis=1, initial=0.0).astype(np.float32)
+        scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+        codes = np.rint(states.vectors / scales[:, None]).astype(np.int8)
+        return cls(text, codes, scales)
+
+    def vectors(self) -> npt.NDArray[np.float32]:
+        return self.codes.astype(np.float32) * self.scales[:, None]
+
+
+class StateSource(Protocol):
+    def token_states_of(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, StoredStates]:
+        """The states held for those of `memory_ids` the tenant's index has (the local index)."""
 
 
 def content_words(tokens: Sequence[str]) -> np.ndarray:
@@ -44,23 +75,34 @@ def _query_rows(query: TokenStates) -> np.ndarray:
     return query.vectors[keep] if keep.any() else query.vectors
 
 
-def max_sim(query_rows: np.ndarray, memory: TokenStates) -> float:
-    """The mean, over the query's rows, of the best cosine with any of the memory's tokens, in [0, 1]."""
-    if len(query_rows) == 0 or len(memory.vectors) == 0:
+def max_sim(query_rows: np.ndarray, memory: np.ndarray) -> float:
+    """The mean, over the query's rows, of the best cosine with any of the memory's token vectors, in [0, 1]."""
+    if len(query_rows) == 0 or len(memory) == 0:
         return 0.0
-    best = (query_rows @ memory.vectors.T).max(axis=1)
+    best = (query_rows @ memory.T).max(axis=1)
     return float(min(1.0, max(0.0, best.mean())))
 
 
 class LateInteractionReranker:
     share = LATE_INTERACTION_SHARE
 
-    def __init__(self, encoder: TokenEncoder) -> None:
+    def __init__(self, encoder: TokenEncoder, stored: StateSource | None = None) -> None:
         self._encoder = encoder
+        self._stored = stored  # None: every memory is encoded at search time
 
-    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        if not texts:
+    def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
+        if not memories:
             return []
-        states = self._encoder.token_states([query, *texts])
-        rows = _query_rows(states[0])
-        return [max_sim(rows, memory) for memory in states[1:]]
+        held = self._held(memories)
+        missing = [m.normalized_text for m in memories if m.id not in held]
+        fresh = iter(self._encoder.token_states([query, *missing]))  # one model call
+        rows = _query_rows(next(fresh))
+        return [max_sim(rows, held[m.id].vectors() if m.id in held else next(fresh).vectors) for m in memories]
+
+    def _held(self, memories: Sequence[Memory]) -> dict[str, StoredStates]:
+        """The stored states that are of each memory's current text (the index may lag an edit). A
+        search's memories are of one tenant: a lookup never leaves it."""
+        if self._stored is None:
+            return {}
+        found = self._stored.token_states_of(memories[0].tenant, [m.id for m in memories])
+        return {m.id: found[m.id] for m in memories if m.id in found and found[m.id].text == m.normalized_text}

@@ -144,9 +144,11 @@ class _MiniLm:
                               threads=threads)
             self.forward: Forward = onnx.forward
             self.hidden: Forward = onnx.hidden
+            self.both: Callable[[npt.NDArray[np.int64], Array], tuple[Array, Array]] = onnx.both
             return
         self.forward = self._numpy_forward
         self.hidden = self._numpy_hidden
+        self.both = self._numpy_both
 
         def lin(name: str) -> tuple[Array, Array]:
             return np.ascontiguousarray(t[f"{name}.weight"].T), t[f"{name}.bias"]
@@ -171,11 +173,15 @@ class _MiniLm:
 
     def _numpy_forward(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
         """Token ids and attention mask (batch, seq) → unit-length sentence vectors (batch, 384)."""
+        return self._numpy_both(ids, mask)[0]
+
+    def _numpy_both(self, ids: npt.NDArray[np.int64], mask: Array) -> tuple[Array, Array]:
+        """The sentence vectors and the token states they pool."""
         hidden = self._numpy_hidden(ids, mask)
         pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: Array = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-        return unit
+        return unit, hidden
 
     def _numpy_hidden(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
         """Token ids and attention mask (batch, seq) → the last layer's token states (batch, seq, 384)."""
@@ -234,6 +240,15 @@ def _padding_bounded(order: list[int], lengths: list[int], batch_size: int) -> I
         yield chunk
 
 
+def _states(model: _MiniLm, ids: npt.NDArray[np.int64], mask: Array, hidden: Array) -> TokenStates:
+    """One text's tokens (without [CLS] and [SEP]) and their unit-length states, from its row of a batch."""
+    n = int(mask.sum())
+    states = hidden[1:n - 1]
+    states = states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-12)
+    tokens = tuple(model.tokenizer.id_to_token(int(t)) or "[UNK]" for t in ids[1:n - 1])
+    return TokenStates(tokens, states.astype(np.float32))
+
+
 def _limit_blas_threads(threads: int) -> None:
     """Size numpy's BLAS thread pool for the whole process (a pool is per process, not per call:
     limiting it around each call would race between the request threads and the worker)."""
@@ -249,7 +264,7 @@ class LocalMiniLmEmbedder:
     dimension = DIMENSION
 
     def __init__(self, model_dir: str | Path, batch_size: int = 32, *, blas_threads: int | None = 1,
-                 engine: Engine = "auto") -> None:
+                 engine: Engine = "auto", keep_token_states: bool = False) -> None:
         """`engine`: onnxruntime runs the pass 1.4-2x faster and outside the GIL, so a busy request
         thread no longer stalls it (a batch of 32 beside a spinning Python thread: 3.8 s on numpy,
         0.23 s on onnxruntime; bench/embedder_bench.py); numpy is the fallback that needs nothing
@@ -259,7 +274,14 @@ class LocalMiniLmEmbedder:
         when the model loads (None leaves it alone). One thread by default: OpenBLAS's worker
         threads spin while they wait, and on a laptop, CI runner or Lambda with 1-2 busy cores a
         one-query forward pass took 86-218 ms with 2 threads against 13-18 ms with one, and a batch
-        of 32 texts 1.0-1.7 s against 0.35 s (2-core VM under load; bench/search_latency.py)."""
+        of 32 texts 1.0-1.7 s against 0.35 s (2-core VM under load; bench/search_latency.py).
+
+        `keep_token_states` (the local reranker's model): `embed` keeps its pass's token states in
+        memory, per thread, until that thread's next `embed`; `token_states` on the thread takes a
+        text's states from there (once) instead of running the model again. A search embeds its query
+        and then reranks; enrichment embeds a batch's texts and then indexes each memory with its
+        states: one pass each. Only a call on the same thread before its next pass can take them
+        (the request that made them: a search, a worker batch); nothing is written anywhere."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model_dir = Path(model_dir)
@@ -268,6 +290,8 @@ class LocalMiniLmEmbedder:
         self.engine = engine
         self._model: _MiniLm | None = None
         self._lock = threading.Lock()
+        self.keep_token_states = keep_token_states
+        self._last_pass = threading.local()  # .states: text -> TokenStates of this thread's last `embed`
 
     def _load(self) -> _MiniLm:
         if self._model is None:
@@ -296,24 +320,28 @@ class LocalMiniLmEmbedder:
             return []
         model = self._load()
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        kept: dict[str, TokenStates] = {}
         for chunk, ids, mask in self._batches(model, texts):
-            out[chunk] = model.forward(ids, mask)
+            if self.keep_token_states:
+                out[chunk], hidden = model.both(ids, mask)
+                kept.update((texts[i], _states(model, ids[row], mask[row], hidden[row])) for row, i in enumerate(chunk))
+            else:
+                out[chunk] = model.forward(ids, mask)
+        self._last_pass.states = kept
         return out.tolist()
 
     def token_states(self, texts: Sequence[str]) -> list[TokenStates]:
         """Each text's tokens (without [CLS] and [SEP]) and their unit-length last-layer states, in
         order: what a late-interaction reranker compares (adapters/local/late_interaction.py)."""
-        model = self._load()
-        out: list[TokenStates | None] = [None] * len(texts)
-        for chunk, ids, mask in self._batches(model, texts):
-            hidden = model.hidden(ids, mask)
-            for row, i in enumerate(chunk):
-                n = int(mask[row].sum())
-                states = hidden[row, 1:n - 1]
-                states = states / np.maximum(np.linalg.norm(states, axis=1, keepdims=True), 1e-12)
-                tokens = tuple(model.tokenizer.id_to_token(int(t)) or "[UNK]" for t in ids[row, 1:n - 1])
-                out[i] = TokenStates(tokens, states.astype(np.float32))
-        return [s for s in out if s is not None]
+        last: dict[str, TokenStates] = getattr(self._last_pass, "states", {})
+        found = {t: last.pop(t) for t in dict.fromkeys(texts) if t in last}  # each is taken once
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        if todo:
+            model = self._load()
+            for chunk, ids, mask in self._batches(model, todo):
+                hidden = model.hidden(ids, mask)
+                found |= {todo[i]: _states(model, ids[row], mask[row], hidden[row]) for row, i in enumerate(chunk)}
+        return [found[t] for t in texts]
 
     def _batches(self, model: _MiniLm, texts: Sequence[str]) -> Iterator[tuple[list[int], npt.NDArray[np.int64], Array]]:
         """(positions in `texts`, ids, mask) per batch, texts sorted by token count so each batch pads

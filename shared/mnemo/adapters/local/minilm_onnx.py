@@ -43,6 +43,11 @@ class OnnxMiniLm:
         result: Array = unit
         return result
 
+    def both(self, ids: npt.NDArray[np.int64], mask: Array) -> tuple[Array, Array]:
+        """`forward` and `hidden` from one run."""
+        unit, states = self._session.run(["unit", "hidden"], {"input_ids": ids, "attention_mask": mask})
+        return unit, states
+
     def hidden(self, ids: npt.NDArray[np.int64], mask: Array) -> Array:
         """The last layer's token states (batch, seq, 384): onnxruntime runs only what they need."""
         (states,) = self._session.run(["hidden"], {"input_ids": ids, "attention_mask": mask})

@@ -84,7 +84,7 @@ class MemorySearch:
         if len(results) < 2:
             return results
         try:
-            relevance = self._reranker.rerank(query, [r.memory.raw for r in results])  # type: ignore[union-attr]
+            relevance = self._reranker.rerank(query, [r.memory for r in results])  # type: ignore[union-attr]
         except DependencyError as exc:
             logger.warning("rerank failed; the fused order stands", extra={"reason": str(exc)})
             return results
