@@ -174,12 +174,7 @@ class Adapters:
             from mnemo.adapters.bedrock.embedder import BedrockEmbedder
 
             return BedrockEmbedder.from_settings(self.settings)
-        from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
-
-        # With the local reranker, each pass keeps its token states for the reranker or the index.
-        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(),
-                                   engine=self.settings.embedder_engine,
-                                   keep_token_states=self.settings.reranker == "minilm")
+        return self._minilm
 
     @cached_property
     def extractor(self) -> Extractor:
@@ -229,12 +224,12 @@ class Adapters:
 
     @cached_property
     def _minilm(self) -> LocalMiniLmEmbedder:
-        """The local reranker's model: the embedder's own when it is the local one (loaded once)."""
+        """The local MiniLM: the local embedder, and the local reranker's model (one model in memory).
+        With the local reranker, each pass keeps its token states for the reranker or the index."""
         from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
-        if isinstance(self.embedder, LocalMiniLmEmbedder):
-            return self.embedder
-        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine)
+        return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine,
+                                   keep_token_states=self.settings.reranker == "minilm")
 
     @cached_property
     def reranker(self) -> Reranker:

@@ -334,8 +334,9 @@ class LocalMiniLmEmbedder:
         """Each text's tokens (without [CLS] and [SEP]) and their unit-length last-layer states, in
         order: what a late-interaction reranker compares (adapters/local/late_interaction.py)."""
         last: dict[str, TokenStates] = getattr(self._last_pass, "states", {})
-        found = {t: last.pop(t) for t in dict.fromkeys(texts) if t in last}  # each is taken once
-        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        distinct = list(dict.fromkeys(texts))
+        found = {t: last.pop(t) for t in distinct if t in last}  # each is taken once
+        todo = [t for t in distinct if t not in found]
         if todo:
             model = self._load()
             for chunk, ids, mask in self._batches(model, todo):
