@@ -46,7 +46,7 @@ class MnemoSettings(BaseSettings):
         "bedrock-agent-runtime (needs bedrock:Rerank and bedrock:InvokeModel on it); minilm = late "
         "interaction over the local MiniLM's token states (the model files of model_dir; each memory's "
         "states are kept by the local index from enrichment, ~15 KB of memory each, so a search runs the "
-        "model over its query alone: ~1.0-1.2x the p50). docs/scoring.md."))
+        "model over its query alone and orders the best 100 candidates before the store read). docs/scoring.md."))
     rerank_model_id: str = "amazon.rerank-v1:0"
 
     extractor: Literal["heuristic", "bedrock"] = "heuristic"

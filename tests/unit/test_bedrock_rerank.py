@@ -49,6 +49,8 @@ def test_rerank_sends_every_text_inline_and_answers_in_input_order() -> None:
         assert rerank.rerank("when is standup", memories(*texts)) == [0.42, 0.0, 0.91]
         stub.assert_no_pending_responses()
     assert rerank.rerank("anything", []) == []  # no call for nothing to rerank
+    with Stubber(client):  # a call here would fail: nothing is queued
+        assert rerank.prescore("when is standup", "t", ["m0", "m1"]) == {}  # it holds nothing: it reads the texts
     assert model_arn(ARN, "eu-west-1") == ARN and model_arn("cohere.rerank-v3-5:0", "eu-west-1").startswith("arn:aws:bedrock:eu-west-1::")
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemo.adapters.local.late_interaction import LateInteractionReranker, StoredStates, max_sim
+from mnemo.adapters.local.late_interaction import LateInteractionReranker, StoredStates, max_sim, max_sims
 from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder, TokenStates
 from mnemo.domain.models import Memory
-from mnemo.domain.scoring import Ranked, reranked
+from mnemo.domain.scoring import Candidate, Ranked, kth, prescored, reranked, score
 
 AXES = {"bake": [1, 0, 0], "sale": [0, 1, 0], "kitchen": [0, 0, 1], "the": [1, 1, 0], "?": [0, 1, 1]}
 
@@ -83,6 +83,34 @@ def test_stored_states_stand_in_for_the_model_only_while_they_are_of_the_memorys
     assert LateInteractionReranker(encoder).rerank("the bake sale ?", hits) == [0.5, 1.0, 0.0]  # control: no source
 
 
+def test_prescore_scores_the_held_candidates_in_their_tenant_and_the_rerank_after_it_reuses_the_querys_rows() -> None:
+    source = Held({("t", "m0"): StoredStates.of("kitchen bake", states("kitchen bake")),
+                   ("t", "m1"): StoredStates.of("sale", states("sale")),  # of an older text: still its best guess
+                   ("other", "m2"): StoredStates.of("kitchen", states("kitchen"))})  # another tenant's m2
+    encoder = Axes()
+    reranker = LateInteractionReranker(encoder, stored=source)
+    assert reranker.prescore("the bake sale ?", "t", ["m0", "m1", "m2"]) == pytest.approx({"m0": 0.5, "m1": 0.5}, abs=0.01)
+    assert source.lookups == [("t", ["m0", "m1", "m2"])] and encoder.calls == [["the bake sale ?"]]
+    assert reranker.prescore("the bake sale ?", "other", ["m2"]) == pytest.approx({"m2": 0.0})  # control: its own
+    hits = memories("kitchen bake", "sale bake")
+    reranker.prescore("the bake sale ?", "t", ["m0"])
+    encoder.calls.clear()
+    assert reranker.rerank("the bake sale ?", hits) == pytest.approx([0.5, 1.0], abs=0.01)  # m1's text is checked
+    assert encoder.calls == [["sale bake"]]  # the stale one alone: the query's rows came from the prescore ...
+    assert reranker.rerank("the bake sale ?", hits) == pytest.approx([0.5, 1.0], abs=0.01)
+    assert encoder.calls[-1] == ["the bake sale ?", "sale bake"]  # ... once: a second rerank encodes it again
+    assert LateInteractionReranker(encoder).prescore("the bake sale ?", "t", ["m0"]) == {}  # nothing held, no model run
+    assert len(encoder.calls) == 2
+
+
+def test_max_sims_scores_many_memories_as_one_product_as_max_sim_scores_each() -> None:
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(4, 8)).astype(np.float32)
+    many = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 0, 1, 7)]  # an empty memory scores 0
+    assert max_sims(rows, many) == pytest.approx([max_sim(rows, m) for m in many])
+    assert max_sims(rows, []) == [] and max_sims(rows[:0], many) == [0.0] * 4
+
+
 def test_stored_states_keep_each_row_to_within_half_a_step_of_its_own_scale() -> None:
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(5, 384)).astype(np.float32)
@@ -103,6 +131,29 @@ def test_the_rerankers_share_blends_its_relevance_with_the_fused_score_and_ties_
     assert [h.memory_id for h in reranked(hits, relevance, share=0.0)] == ["a", "b", "c"]  # share 0: fused
     out = reranked(hits, relevance, share=0.5)  # the scores stay the fused ones; `rerank` joins the parts
     assert [(h.score, h.components["rerank"]) for h in out] == [(0.5, 0.75), (0.75, 0.25), (0.25, 0.75)]
+
+
+def test_a_repeat_keeps_the_share_of_its_relevance_it_kept_of_its_score_so_the_reranker_cannot_lift_it_back() -> None:
+    original, repeat = Ranked("a", 0.5, {}), Ranked("b", 0.1, {"repeat": -0.4})  # b kept a fifth of its 0.5
+    other = Ranked("c", 0.3, {})
+    order = reranked([original, other, repeat], [0.6, 0.5, 0.6], share=1.0)
+    assert [h.memory_id for h in order] == ["a", "c", "b"]  # b's relevance counts 0.12: below c's 0.5
+    assert order[2].components["rerank"] == 0.6  # what the reranker said is reported as it said it
+    unmarked = Ranked("b", 0.1, {})  # control: the same score without the mark is judged on its relevance
+    assert [h.memory_id for h in reranked([original, other, unmarked], [0.6, 0.5, 0.6], share=1.0)] == ["a", "b", "c"]
+
+
+def test_prescored_orders_the_best_rows_by_the_blend_and_leaves_the_rest_and_the_scores_alone() -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    scored = score([Candidate(memory_id=m, lexical=v, captured_at=at) for m, v in
+                    [("a", 9.0), ("b", 7.0), ("c", 5.0), ("d", 3.0), ("e", 1.0)]], now=at)
+    assert scored.best_ids(5) == ["a", "b", "c", "d", "e"]
+    ordered = prescored(scored, {"c": 1.0, "a": 0.0}, share=0.5, depth=4)  # b and d unheld: at their own score
+    assert ordered.best_ids(5) == ["c", "b", "d", "a", "e"]  # e, past the depth, keeps its place
+    assert ordered.scores == scored.scores and ordered.parts == scored.parts
+    assert prescored(scored, {}, share=0.5).best_ids(5) == scored.best_ids(5)  # control: nothing held, no change
+    # The bar a graph neighbour must reach stays the k-th best score among the hits read, in any order.
+    assert kth(ordered, ordered.best_ids(4), 2) == kth(scored, scored.best_ids(4), 2) == scored.score_of("b")
 
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -249,15 +249,39 @@ RECIPES: dict[str, Recipe] = {
 }
 # How many of the fused best hits a reranker reorders (one request, one text each).
 RERANK_DEPTH = 20
+# How many a reranker that holds what it scores (the local late-interaction one: token states stored at
+# enrichment) orders before the store read: deeper reaches evidence the fused order leaves past 20
+# (LoCoMo multi-hop 0.369 -> 0.397 at 100, bench/README.md round 7), and only the first top_k are read.
+PRESCORE_DEPTH = 100
 
 
 def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 1.0) -> list[Ranked]:
     """`hits` ordered by `(1 - share) · score + share · relevance`: `share` 1 is the reranker's order
-    alone, less keeps part of what the fused score knows (ties keep the fused order). The score stays
-    the calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
-    order = sorted(range(len(hits)), key=lambda i: (-((1.0 - share) * hits[i].score + share * relevance[i]), i))
+    alone, less keeps part of what the fused score knows (ties keep the fused order). A hit moved down
+    as a repeat (domain/repeats.py) keeps the same share of its relevance as of its score: the
+    reranker judges the text alone, and would otherwise lift the repeat back. The score stays the
+    calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
+    def kept(hit: Ranked) -> float:  # 1 unless the hit is a repeat: then its score's new share of the old
+        before = hit.score - hit.components.get("repeat", 0.0)
+        return hit.score / before if before > 0 else 1.0
+
+    order = sorted(range(len(hits)),
+                   key=lambda i: (-((1.0 - share) * hits[i].score + share * relevance[i] * kept(hits[i])), i))
     return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
             for i in order]
+
+
+def prescored(scored: Scored, relevance: Mapping[str, float], share: float, depth: int = PRESCORE_DEPTH) -> Scored:
+    """`scored` with its best `depth` rows in `reranked`'s order (a row without a relevance is taken
+    at its own score); the rest, the scores and the components are unchanged. What a search reads
+    from the store follows this order; the score stays the calibrated fused one."""
+    head, rest = scored.order[:depth], scored.order[depth:]
+    ids, scores = scored.candidates.ids, scored.scores
+
+    def key(row: int) -> float:
+        return (1.0 - share) * scores[row] + share * relevance.get(ids[row], scores[row])
+
+    return replace(scored, order=sorted(head, key=lambda row: -key(row)) + rest)
 
 
 def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> Scored:
@@ -380,9 +404,10 @@ def meets(threshold: float | None, score: float, *, enriched: bool) -> bool:
 
 
 def kth(scored: Scored, ids: list[str], k: int) -> float:
-    """The k-th best own score among `ids` (best first): what a graph neighbour must reach to place in
-    the first k. With fewer than k of them, every neighbour can."""
-    return scored.score_of(ids[k - 1]) if len(ids) >= k else float("-inf")
+    """The k-th best own score among `ids`: what a graph neighbour must reach to place in the first k.
+    With fewer than k of them, every neighbour can. (`ids` need not be in score order: a prescored
+    search reads its hits in the reranker's order.)"""
+    return sorted(map(scored.score_of, ids), reverse=True)[k - 1] if len(ids) >= k else float("-inf")
 
 
 def within_reach(reach: dict[str, float], bar: float, *, exclude: set[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -28,6 +28,11 @@ class Reranker(Protocol):
 
     def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
         """A relevance in [0, 1] per memory, in input order (memories of one tenant the caller sees)."""
+
+    def prescore(self, query: str, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, float]:
+        """Before the store read: a relevance for those of `memory_ids` (index candidates found inside
+        the caller's namespace) whose representation the reranker holds, so the search reads the
+        memories it would rank first. Empty when it holds none (Bedrock scores the texts it is sent)."""
 
 
 class Extractor(Protocol):

@@ -48,7 +48,11 @@ class Recording:
     """The configured reranker, recording how many texts each call scores."""
 
     def __init__(self, inner: LateInteractionReranker) -> None:
-        self.inner, self.share, self.sizes = inner, inner.share, []
+        self.inner, self.share, self.sizes, self.asked = inner, inner.share, [], []
+
+    def prescore(self, query: str, tenant: str, memory_ids: list[str]) -> Any:
+        self.asked.append(list(memory_ids))
+        return self.inner.prescore(query, tenant, memory_ids)
 
     def rerank(self, query: str, memories: list[Memory]) -> list[float]:
         self.sizes.append(len(memories))
@@ -68,7 +72,7 @@ def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_mem
 
     fast = search(http, "dana", mode="fast")  # the fused order: the topic's words first
     assert [r["id"] for r in fast[:2]] == [dana[TOPIC], dana[ASIDE]]
-    assert all("rerank" not in r["explain"] for r in fast) and recording.sizes == []
+    assert all("rerank" not in r["explain"] for r in fast) and recording.sizes == recording.asked == []
 
     full = search(http, "dana")
     assert [r["id"] for r in full[:2]] == [dana[ASIDE], dana[TOPIC]]  # the answer first
@@ -77,7 +81,8 @@ def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_mem
     share = LATE_INTERACTION_SHARE
     keys = [(1 - share) * r["score"] + share * r["explain"]["rerank"] for r in full]
     assert keys == sorted(keys, reverse=True)  # half fused score, half relevance
-    assert recording.sizes == [4]  # dana's four memories, not eli's copy
+    assert recording.sizes == [4]  # dana's four memories, not eli's copy, ...
+    assert sorted(recording.asked[0]) == sorted(dana.values())  # ... also before the store read
     assert eli[ASIDE] not in relevance
 
     container.memories._reranker = None  # the same search without the stage: same hits, same scores
@@ -123,7 +128,7 @@ def test_enrichment_keeps_each_memorys_token_states_so_a_search_encodes_only_the
     assert http.patch(f"/v1/memories/{dana[TOPIC]}", headers=auth(), json={"content": edited}).status_code == 200
     encodes.texts.clear()
     search(http, "dana")
-    assert encodes.texts == [[QUERY, edited]]
+    assert encodes.texts == [[QUERY], [edited]]  # the query before the store read, the new text after it
     enrich(aws)
     assert index.token_states_of(principal.tenant, [dana[TOPIC]])[dana[TOPIC]].text == edited
     encodes.texts.clear()

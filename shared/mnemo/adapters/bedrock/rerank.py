@@ -7,7 +7,7 @@ memories of the caller's own namespace: the service hands over only what the cal
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from mnemo.adapters.bedrock.base import BEDROCK_CLIENT_CONFIG, with_retries
@@ -38,6 +38,9 @@ class BedrockReranker:
         from mnemo.adapters.aws import client
 
         return cls(client("bedrock-agent-runtime", config=BEDROCK_CLIENT_CONFIG), settings.rerank_model_id)
+
+    def prescore(self, query: str, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, float]:
+        return {}  # a cross-encoder reads the texts: it orders the best RERANK_DEPTH after the store read
 
     def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
         if not memories:

@@ -18,6 +18,7 @@ caller sees, so no search's cost tells anything about another namespace's memori
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -77,10 +78,21 @@ def _query_rows(query: TokenStates) -> np.ndarray:
 
 def max_sim(query_rows: np.ndarray, memory: np.ndarray) -> float:
     """The mean, over the query's rows, of the best cosine with any of the memory's token vectors, in [0, 1]."""
-    if len(query_rows) == 0 or len(memory) == 0:
-        return 0.0
-    best = (query_rows @ memory.T).max(axis=1)
-    return float(min(1.0, max(0.0, best.mean())))
+    return max_sims(query_rows, [memory])[0]
+
+
+def max_sims(query_rows: np.ndarray, memories: Sequence[np.ndarray]) -> list[float]:
+    """`max_sim` of each memory, from one matrix product over all their rows (a search scores up to
+    PRESCORE_DEPTH memories: a loop of small products would cost more than the product)."""
+    scores = [0.0] * len(memories)
+    kept = [i for i, m in enumerate(memories) if len(m)]
+    if len(query_rows) == 0 or not kept:
+        return scores
+    starts = np.cumsum([0] + [len(memories[i]) for i in kept[:-1]])
+    best = np.maximum.reduceat(query_rows @ np.concatenate([memories[i] for i in kept]).T, starts, axis=1)
+    for i, value in zip(kept, best.mean(axis=0), strict=True):
+        scores[i] = float(min(1.0, max(0.0, value)))
+    return scores
 
 
 class LateInteractionReranker:
@@ -89,15 +101,35 @@ class LateInteractionReranker:
     def __init__(self, encoder: TokenEncoder, stored: StateSource | None = None) -> None:
         self._encoder = encoder
         self._stored = stored  # None: every memory is encoded at search time
+        self._prescored = threading.local()  # .query: (query, rows) from this thread's prescore, for its rerank
+
+    def prescore(self, query: str, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, float]:
+        """The relevance of the candidates whose states the index holds, whatever text they are of (the
+        index's own text lags the store as these do); `rerank` checks them against the memories read."""
+        found = self._stored.token_states_of(tenant, memory_ids) if self._stored is not None and memory_ids else {}
+        if not found:
+            return {}
+        rows, _ = self._encoded(query, [])
+        self._prescored.query = (query, rows)  # the search's rerank comes next, on this thread
+        return dict(zip(found, max_sims(rows, [states.vectors() for states in found.values()]), strict=True))
 
     def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
         if not memories:
             return []
         held = self._held(memories)
-        missing = [m.normalized_text for m in memories if m.id not in held]
-        fresh = iter(self._encoder.token_states([query, *missing]))  # one model call
-        rows = _query_rows(next(fresh))
-        return [max_sim(rows, held[m.id].vectors() if m.id in held else next(fresh).vectors) for m in memories]
+        rows, fresh = self._encoded(query, [m.normalized_text for m in memories if m.id not in held])
+        missing = iter(fresh)
+        return max_sims(rows, [held[m.id].vectors() if m.id in held else next(missing) for m in memories])
+
+    def _encoded(self, query: str, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The query's rows and the token vectors of `texts`, in one model call, or none: the query's
+        states come from its embedding's pass, and its rows from this search's prescore (taken once)."""
+        prescored = getattr(self._prescored, "query", None)
+        self._prescored.query = None
+        if prescored is not None and prescored[0] == query:
+            return prescored[1], [s.vectors for s in self._encoder.token_states(texts)] if texts else []
+        first, *rest = self._encoder.token_states([query, *texts])
+        return _query_rows(first), [s.vectors for s in rest]
 
     def _held(self, memories: Sequence[Memory]) -> dict[str, StoredStates]:
         """The stored states that are of each memory's current text (the index may lag an edit). A

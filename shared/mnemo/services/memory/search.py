@@ -5,7 +5,7 @@ derived and may lag it). `MemoryService.search` checks the permission, meters, s
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from datetime import datetime
 
 from mnemo.domain import query as query_input
@@ -57,9 +57,12 @@ class MemorySearch:
         candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
         scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
         reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
-        # A reranker reorders the best RERANK_DEPTH visible hits: those are read, not only the first top_k.
-        wide = command.model_copy(update={"top_k": max(command.top_k, scoring.RERANK_DEPTH)}) if rerank else command
-        memories, visible = self._hydrate(principal, wide, scope, scored, reach, recent)
+        # A reranker that holds what it scores orders the best PRESCORE_DEPTH before the store read, and
+        # the first top_k of that order are read; any other reads the best RERANK_DEPTH visible hits.
+        held = self._prescore(command.query, scope.tenant, scored) if rerank else {}
+        order = scoring.prescored(scored, held, self._reranker.share) if held else scored  # type: ignore[union-attr]
+        wide = command.model_copy(update={"top_k": max(command.top_k, scoring.RERANK_DEPTH)}) if rerank and not held else command
+        memories, visible = self._hydrate(principal, wide, scope, order, reach, recent)
         # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
         if recipe.expand_graph:
             ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
@@ -74,15 +77,33 @@ class MemorySearch:
             for r in ranked
             if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
-        if rerank:  # only the best RERANK_DEPTH, whatever top_k: a bounded cost, the order the benches measure
-            results = self._reranked(command.query, results[: scoring.RERANK_DEPTH]) + results[scoring.RERANK_DEPTH:]
+        if rerank:  # a bounded number, whatever top_k: a bounded cost, the order the benches measure
+            results = self._reranked(command.query, results, held)
         return results[: command.top_k]
 
-    def _reranked(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
-        """The reranker's order of `results` (only memories the caller sees reach it). It refines an
-        answer the fused ranking already gives: if it fails, that answer stands (logged)."""
-        if len(results) < 2:
+    def _prescore(self, query: str, tenant: str, scored: scoring.Scored) -> Mapping[str, float]:
+        """The reranker's relevance of the best PRESCORE_DEPTH candidates it holds (found by the index
+        query, inside the caller's namespace), before anything is read; empty if it holds none."""
+        try:
+            return self._reranker.prescore(query, tenant, scored.best_ids(scoring.PRESCORE_DEPTH))  # type: ignore[union-attr]
+        except DependencyError as exc:
+            logger.warning("prescore failed; the fused order stands", extra={"reason": str(exc)})
+            return {}
+
+    def _reranked(self, query: str, results: list[ScoredMemory], held: Container[str]) -> list[ScoredMemory]:
+        """The reranker's order of the best RERANK_DEPTH `results`, and of those it `held` down to
+        PRESCORE_DEPTH (so a backlog of unindexed memories, which it would encode, never costs more than
+        RERANK_DEPTH texts); the others keep their place after them. Only memories the caller sees reach
+        it. It refines an answer the fused ranking already gives: if it fails, that answer stands (logged)."""
+        head = [r for i, r in enumerate(results[: scoring.PRESCORE_DEPTH])
+                if i < scoring.RERANK_DEPTH or r.memory.id in held]
+        if len(head) < 2:
             return results
+        chosen = {id(r) for r in head}
+        return self._reorder(query, head) + [r for r in results if id(r) not in chosen]
+
+    def _reorder(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
+        """`results` by `scoring.reranked` on the reranker's relevance (the score stays the fused one)."""
         try:
             relevance = self._reranker.rerank(query, [r.memory for r in results])  # type: ignore[union-attr]
         except DependencyError as exc:
