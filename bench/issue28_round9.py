@@ -34,7 +34,7 @@ from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
 
-def prescored(depth: int, share: float = LATE_INTERACTION_SHARE, fused_too: bool = False) -> Ranker:
+def prescored(depth: int, share: float = LATE_INTERACTION_SHARE) -> Ranker:
     """`MemorySearch.search`'s steps with a prescoring reranker (services/memory/search.py)."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         top_k = ctx["k"]  # what the REST benches ask: 10 on LoCoMo, 50 on LongMemEval (session recall@10)
@@ -47,8 +47,6 @@ def prescored(depth: int, share: float = LATE_INTERACTION_SHARE, fused_too: bool
         order = scoring.prescored(scored, relevance, share, depth)
         reach = scoring.reach(scored)
         best = order.best_ids(top_k + SPARE_HITS)  # `_hydrate`: nothing hidden here, one round
-        if fused_too:
-            best = list(dict.fromkeys(best + scored.best_ids(top_k + SPARE_HITS)))
         read = set(best) | set(scoring.within_reach(reach, scoring.kth(scored, best, top_k), exclude=set(best)))
         ranked = scoring.expand(scored, admitted=read & reach.keys(), among=read)
         window = top_k + SPARE_HITS
@@ -69,7 +67,6 @@ VARIANTS: dict[str, Ranker] = {
     "the option (depth 20 after the read)": late(),
     "round 7 depth 100 (reads 100)": late(depth=100, storage="int8"),
     **{f"prescored {n}": prescored(n) for n in (20, 50, 100, 150)},
-    **{f"prescored {n} + fused read": prescored(n, fused_too=True) for n in (50, 100, 150)},
 }
 
 

@@ -12,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mnemo.adapters.local.late_interaction import LateInteractionReranker, StoredStates, max_sim, max_sims
+from mnemo.adapters.local.late_interaction import (
+    LateInteractionReranker,
+    StoredStates,
+    max_sim,
+    max_sims,
+    stored_max_sims,
+)
 from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder, TokenStates
 from mnemo.domain.models import Memory
 from mnemo.domain.scoring import Candidate, Ranked, kth, prescored, reranked, score
@@ -109,6 +115,8 @@ def test_max_sims_scores_many_memories_as_one_product_as_max_sim_scores_each() -
     many = [rng.normal(size=(n, 8)).astype(np.float32) for n in (3, 0, 1, 7)]  # an empty memory scores 0
     assert max_sims(rows, many) == pytest.approx([max_sim(rows, m) for m in many])
     assert max_sims(rows, []) == [] and max_sims(rows[:0], many) == [0.0] * 4
+    stored = [StoredStates.of("x", TokenStates(("t",) * len(m), m)) for m in many]  # the prescore's path
+    assert stored_max_sims(rows, stored) == pytest.approx(max_sims(rows, [s.vectors() for s in stored]), abs=1e-6)
 
 
 def test_stored_states_keep_each_row_to_within_half_a_step_of_its_own_scale() -> None:
