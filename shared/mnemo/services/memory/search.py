@@ -77,7 +77,7 @@ class MemorySearch:
             for r in ranked
             if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
         ]
-        if rerank:  # a bounded number, whatever top_k: a bounded cost, the order the benches measure
+        if rerank:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
             results = self._reranked(command.query, results, held)
         return results[: command.top_k]
 
