@@ -255,6 +255,11 @@ RERANK_DEPTH = 20
 PRESCORE_DEPTH = 100
 
 
+def blend(score: float, relevance: float, share: float) -> float:
+    """The order key of a reranked hit: `share` of the reranker's relevance, the rest the fused score."""
+    return (1.0 - share) * score + share * relevance
+
+
 def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 1.0) -> list[Ranked]:
     """`hits` ordered by `(1 - share) · score + share · relevance`: `share` 1 is the reranker's order
     alone, less keeps part of what the fused score knows (ties keep the fused order). A hit moved down
@@ -265,8 +270,7 @@ def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 
         before = hit.score - hit.components.get("repeat", 0.0)
         return hit.score / before if before > 0 else 1.0
 
-    order = sorted(range(len(hits)),
-                   key=lambda i: (-((1.0 - share) * hits[i].score + share * relevance[i] * kept(hits[i])), i))
+    order = sorted(range(len(hits)), key=lambda i: (-blend(hits[i].score, relevance[i] * kept(hits[i]), share), i))
     return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
             for i in order]
 
@@ -277,11 +281,8 @@ def prescored(scored: Scored, relevance: Mapping[str, float], share: float, dept
     from the store follows this order; the score stays the calibrated fused one."""
     head, rest = scored.order[:depth], scored.order[depth:]
     ids, scores = scored.candidates.ids, scored.scores
-
-    def key(row: int) -> float:
-        return (1.0 - share) * scores[row] + share * relevance.get(ids[row], scores[row])
-
-    return replace(scored, order=sorted(head, key=lambda row: -key(row)) + rest)
+    return replace(scored, order=sorted(head, key=lambda row: -blend(scores[row], relevance.get(ids[row], scores[row]), share))
+                   + rest)
 
 
 def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> Scored:

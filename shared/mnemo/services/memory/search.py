@@ -99,8 +99,8 @@ class MemorySearch:
                 if i < scoring.RERANK_DEPTH or r.memory.id in held]
         if len(head) < 2:
             return results
-        chosen = {id(r) for r in head}
-        return self._reorder(query, head) + [r for r in results if id(r) not in chosen]
+        chosen = {r.memory.id for r in head}
+        return self._reorder(query, head) + [r for r in results if r.memory.id not in chosen]
 
     def _reorder(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
         """`results` by `scoring.reranked` on the reranker's relevance (the score stays the fused one)."""
