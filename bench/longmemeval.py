@@ -268,6 +268,8 @@ def run_rest(args: argparse.Namespace, questions: list[Question]) -> None:
             for t in q.turns:
                 body = {"content": t.content, "user_id": user, "metadata": {"turn": t.dia_id},
                         "captured_at": t.date.isoformat(), "as_user": True}
+                if args.conversation_ids:  # the session each turn was said in (issue 28, round 10)
+                    body["conversation_id"] = t.session_id
                 response = http.post("/v1/memories", json=body, headers=headers)
                 if response.status_code != 201:
                     raise RuntimeError(f"capture {t.dia_id}: {response.status_code} {response.text[:300]}")
@@ -302,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated variant names (in process)")
     parser.add_argument("--cache", type=Path, default=REPO / "bench" / "results" / "longmemeval-minilm.npz")
     parser.add_argument("--enrich-timeout", type=float, default=1800.0)
+    parser.add_argument("--no-conversation-ids", dest="conversation_ids", action="store_false",
+                        help="REST: capture without naming each turn's session (as before issue 28, round 10)")
     args = parser.parse_args(argv)
     if args.via == "rest" and not args.key:
         parser.error("--via rest needs --key or MNEMO_API_KEY")

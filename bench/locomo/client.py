@@ -64,6 +64,7 @@ class MnemoClient:
             "metadata": {"dia_id": turn.dia_id},
             "captured_at": turn.date.isoformat(),
             "as_user": True,
+            "conversation_id": f"session_{turn.session}",
         }
         created = _json(self._http.post("/v1/memories", json=body, headers=self._headers), 201)
         return str(created["id"])

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mnemo.domain.limits import check_metadata, check_text, check_unicode
-from mnemo.domain.models import MAX_TEXT_BYTES, Author, Cursor, NamespaceId, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Author, ConversationId, Cursor, NamespaceId, Status
 from mnemo.domain.timestamps import IsoTimestamp, SaidAt
 
 __all__ = ["CaptureCommand", "EditCommand", "RetrieveCommand", "as_utc", "check_metadata", "check_text"]
@@ -38,6 +38,7 @@ class CaptureCommand(BaseModel):
     user_id: NamespaceId | None = None  # None: the key's own user if it is bound to one, else "default"
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
+    conversation_id: ConversationId | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     extract: bool = True

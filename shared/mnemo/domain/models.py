@@ -21,6 +21,10 @@ MAX_METADATA_BYTES = 16 * 1024
 NamespaceId = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:@\-]+$")
 ]
+# The conversation a memory was said in, as the caller names it (a chat, a session, a transcript): the
+# same shape as a namespace id, but nothing is filtered by it. It only decides which memory lends a new
+# one its conversational context (services/enrichment/pipeline.py, `_previous`).
+ConversationId = NamespaceId
 Author = Literal["user", "agent"]
 
 
@@ -119,6 +123,7 @@ class Memory(BaseModel):
     extract: bool = True  # False: enrichment indexes the text verbatim, with no extractor (LLM) call
     index_ids: list[str] = Field(default_factory=list)  # `_id`s a Serverless index generated for its copies
     source_id: str | None = None  # the id of the item an import made it from (None: captured here)
+    conversation_id: str | None = None  # the conversation it was said in, if the caller named one
 
     @model_validator(mode="after")
     def _captured_in_utc(self) -> Memory:

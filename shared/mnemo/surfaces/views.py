@@ -79,6 +79,7 @@ class MemoryView(BaseModel):
     user_id: str
     agent_id: str | None
     group_id: str
+    conversation_id: str | None = Field(default=None, exclude_if=lambda v: v is None)
     metadata: dict[str, Any]
     entities: list[str]
     importance: float | None
@@ -165,6 +166,7 @@ def memory_view(memory: Memory, *, score: float | None = None, explain: dict[str
         user_id=memory.user_id,
         agent_id=memory.agent_id,
         group_id=memory.group_id,
+        conversation_id=memory.conversation_id,
         metadata=memory.metadata,
         entities=memory.entities,
         importance=memory.importance,

@@ -17,7 +17,7 @@ from tests.integration.erasure.test_erasure_jobs import capture, fact_hits
 from tests.integration.surfaces.test_profile_thrindex import READER_KEY, enrich
 
 WRITER_KEY = "mn_writeronly_0123456789abcdefghijklmnop"
-KEPT = ("content", "metadata", "user_id", "agent_id", "group_id", "author", "status", "captured_at")
+KEPT = ("content", "metadata", "user_id", "agent_id", "group_id", "conversation_id", "author", "status", "captured_at")
 
 
 def export_both(http, user: str, key: str | None = None, limit: int = 2) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -57,7 +57,7 @@ def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aw
     # Given: Ana's memories across statuses, authors, agents and groups; Ben in the same tenant; an `ana` elsewhere
     ana = [
         capture(http, "Ana's Quorvale allotment grows purple carrots.", user_id="ana", as_user=True,
-                metadata={"topic": "garden", "tags": ["veg"]}, captured_at="2024-05-01T08:00:00Z"),
+                metadata={"topic": "garden", "tags": ["veg"]}, captured_at="2024-05-01T08:00:00Z", conversation_id="garden-chat"),
         capture(http, "Quorvale ferry leaves at nine on Saturdays.", user_id="ana", agent_id="helper", group_id="trips"),
         capture(http, "Ana renewed her Quorvale library card.", user_id="ana", as_user=True),
         capture(http, "Ana's old Quorvale phone number.", user_id="ana", as_user=True),
@@ -72,6 +72,7 @@ def test_export_erase_import_brings_a_user_back_and_touches_no_one_else(http, aw
     exported = export_all(http, "ana")
     assert sorted(m["id"] for m in exported) == sorted(ana)  # every status; not Ben's, not the other tenant's
     assert {m["status"] for m in exported} == {"open", "completed", "archived"}
+    assert {m["id"]: m["conversation_id"] for m in exported if m["conversation_id"]} == {ana[0]: "garden-chat"}
     record = {"id", "version", "created_at", "updated_at", "history", "facts", "provenance", *KEPT}
     assert all(set(m) == record for m in exported)  # no vectors, no index copies
     ndjson = http.get("/v1/export", params={"user_id": "ana", "format": "ndjson"}, headers=auth())
@@ -237,7 +238,7 @@ def test_an_export_restored_into_a_fresh_tenant_keeps_ids_statuses_and_capture_t
     back = {m["id"]: m for m in export_all(http, "dee", key=FRESH_KEY)}
     assert set(back) == set(dee)
     for memory_id, before in exported.items():
-        for field in ("content", "metadata", "captured_at", "status", "user_id", "agent_id", "group_id", "author"):
+        for field in ("content", "metadata", "captured_at", "status", "user_id", "agent_id", "group_id", "conversation_id", "author"):
             assert back[memory_id][field] == before[field], field
         assert back[memory_id]["provenance"]["origin"] == "imported" and back[memory_id]["provenance"]["source_id"] == memory_id
     assert any("Quillbright" in f["fact"] for f in back[dee[0]]["facts"])  # derived facts rebuilt by enrichment

@@ -46,7 +46,9 @@ ENTITY_LINKS = 5
 ENTITY_LINK_WEIGHT = 0.4
 SEQUENCE_LINK_WEIGHT = 0.6
 # The memory captured just before, by the same user, within this window, is its conversational
-# context (the question a turn answers, the topic a note continues).
+# context (the question a turn answers, the topic a note continues), unless the two name different
+# conversations: a chat import captures one session's first turn seconds after the previous session's
+# last, hours apart in said time or not (issue 28, round 10).
 SEQUENCE_WINDOW = timedelta(minutes=30)
 # Of that memory, only its last words are context: a reply answers the end of what came before (the
 # question closing a turn), while the body of a long predecessor is about its own subject and lent its
@@ -314,13 +316,15 @@ class EnrichmentService:
         return replace(derived, index_ids=index_ids, document=rebuilt)
 
     def _previous(self, memory: Memory, batch: Batch) -> Memory | None:
-        """The memory captured just before this one by the same user, if close enough in time."""
+        """The memory captured just before this one by the same user, if close enough in time and said
+        in the same conversation (neither naming one counts as the same)."""
         previous = batch.previous.get(memory.id)
         if previous is None:
             return None
         close = memory.created_at - previous.created_at <= SEQUENCE_WINDOW
         same_moment = abs(memory.captured_at - previous.captured_at) <= SAME_MOMENT
-        return previous if close and same_moment else None
+        same_conversation = memory.conversation_id == previous.conversation_id
+        return previous if close and same_moment and same_conversation else None
 
     def _links(self, memory: Memory, entities: list[str], vector: list[float], previous: Memory | None,
                batch: Batch) -> list[Link]:

@@ -75,7 +75,7 @@ def new_memory(principal: Principal, command: CaptureCommand, memory_id: str, *,
         author=command.author_kind, raw=command.raw, normalized_text=normalize_text(command.raw), status=status,
         metadata=command.metadata, confidence=command.confidence, extract=command.extract,
         captured_at=command.captured_at or now, created_at=now, updated_at=now, content_hash=content_hash(command.raw),
-        enrichment=Enrichment(queued_at=now), source_id=source_id,
+        enrichment=Enrichment(queued_at=now), source_id=source_id, conversation_id=command.conversation_id,
     )
 
 

@@ -110,6 +110,7 @@ class ExportedMemory(BaseModel):
     user_id: str
     agent_id: str | None
     group_id: str
+    conversation_id: str | None = None
     author: str
     status: Status
     version: int
@@ -132,7 +133,7 @@ class ExportPage(BaseModel):
 def exported(memory: Memory, history: list[Activity], facts: list[Fact]) -> ExportedMemory:
     return ExportedMemory(
         id=memory.id, content=memory.raw, metadata=memory.metadata, user_id=memory.user_id, agent_id=memory.agent_id,
-        group_id=memory.group_id, author=memory.author, status=memory.status, version=memory.version,
+        group_id=memory.group_id, conversation_id=memory.conversation_id, author=memory.author, status=memory.status, version=memory.version,
         captured_at=memory.captured_at, created_at=memory.created_at, updated_at=memory.updated_at,
         history=[HistoryLine(version=a.version, action=a.action, actor=a.actor, at=a.at, detail=a.detail) for a in history],
         facts=[ExportedFact(

@@ -2,7 +2,7 @@
 reason it is skipped or failed (the report's entries). Nothing here touches storage.
 
 Each item needs a non-empty `memory` or `content`; `metadata` (object), `id` (the source id),
-`captured_at` (else `created_at`), `agent_id`, `group_id`, `author` (`user`, the default, or `agent`)
+`captured_at` (else `created_at`), `agent_id`, `group_id`, `conversation_id`, `author` (`user`, the default, or `agent`)
 and `status` (`open`, the default, `completed` or `archived`) are optional, so an export imports back
 as the memories it held. An export's `history`, `facts` and `provenance` are read by no one: the
 history of an imported memory starts at its import, and derived facts are rebuilt by enrichment.
@@ -104,7 +104,8 @@ def plan_item(principal: Principal, index: int, item: Any, user_id: str, report:
     try:
         command = CaptureCommand(raw=text, user_id=user_id, as_user=item.get("author", "user") == "user",
                                  metadata=metadata, captured_at=item.get("captured_at") or item.get("created_at"),
-                                 agent_id=item.get("agent_id"), group_id=item.get("group_id") or "default")
+                                 agent_id=item.get("agent_id"), group_id=item.get("group_id") or "default",
+                                 conversation_id=item.get("conversation_id"))
         extra = status_change(Status.OPEN, Status(status))
         if extra is not None:  # checked before any write: an item is imported whole or not at all
             authorize(principal, extra)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
-from mnemo.domain.models import MAX_TEXT_BYTES, Activity, Memory, NamespaceId, Principal, Status
+from mnemo.domain.models import MAX_TEXT_BYTES, Activity, ConversationId, Memory, NamespaceId, Principal, Status
 from mnemo.domain.timestamps import ISO_HINT, IsoTimestamp, SaidAt
 from mnemo.errors import ForbiddenError
 from mnemo.services.enrichment.status import StatusService
@@ -62,6 +62,9 @@ class CreateMemory(BaseModel):
         "Whose memory: default `default`; a key bound to a user: that user (naming another is 403)."))
     agent_id: NamespaceId | None = None
     group_id: NamespaceId = "default"
+    conversation_id: ConversationId | None = Field(default=None, description=(
+        "The conversation it was said in (a chat, a session). The memory captured just before it lends it "
+        "context only if both name the same conversation (or neither names one); nothing is filtered by it."))
     metadata: dict[str, Any] = Field(default_factory=dict)
     captured_at: SaidAt | None = None
     as_user: bool | None = None
