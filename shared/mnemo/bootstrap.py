@@ -101,7 +101,7 @@ class Container(Adapters):
         return MemoryService(
             self._watched_store, self.queue, lazy(self.index), embedder=lazy(lambda: self.embedder), graph=self.graph,
             facts=self.fact_store, interpreter=lazy(lambda: self.edit_interpreter), clock=self.clock, meter=self.meter,
-            fence=self.write_fence, reranker=lazy(lambda: self.reranker) if self.settings.reranker != "off" else None,
+            fence=self.write_fence, reranker=lazy(lambda: self.reranker) if self.settings.rerank_stage != "off" else None,
         )
 
     @cached_property

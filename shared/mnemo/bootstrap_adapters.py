@@ -141,7 +141,7 @@ class Adapters:
         from mnemo.adapters.local.index import LocalSearchIndex
 
         # The local reranker reads each memory's token states from here, computed as it is indexed.
-        return LocalSearchIndex(token_encoder=self._minilm if self.settings.reranker == "minilm" else None)
+        return LocalSearchIndex(token_encoder=self._minilm if self.settings.rerank_stage == "minilm" else None)
 
     def fact_index(self) -> FactIndex:
         with self._lock:
@@ -229,11 +229,11 @@ class Adapters:
         from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
 
         return LocalMiniLmEmbedder(self.settings.model_dir or default_model_dir(), engine=self.settings.embedder_engine,
-                                   keep_token_states=self.settings.reranker == "minilm")
+                                   keep_token_states=self.settings.rerank_stage == "minilm")
 
     @cached_property
     def reranker(self) -> Reranker:
-        if self.settings.reranker == "minilm":
+        if self.settings.rerank_stage == "minilm":
             from mnemo.adapters.local.index import LocalSearchIndex
             from mnemo.adapters.local.late_interaction import LateInteractionReranker
 

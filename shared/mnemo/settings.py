@@ -41,8 +41,9 @@ class MnemoSettings(BaseSettings):
         "What runs the local MiniLM: auto = onnxruntime when installed (requirements-dev.txt), numpy "
         "otherwise. Same vectors either way (docs/providers.md)."))
 
-    reranker: Literal["off", "bedrock", "minilm"] = Field(default="off", description=(
-        "A reranking stage over a mode=full search's best hits: bedrock = Bedrock's rerank model through "
+    reranker: Literal["auto", "off", "bedrock", "minilm"] = Field(default="auto", description=(
+        "A reranking stage over a mode=full search's best hits: auto = minilm where its states can live (the "
+        "local embedder and the local index: the embedded default), off elsewhere; bedrock = Bedrock's rerank model through "
         "bedrock-agent-runtime (needs bedrock:Rerank and bedrock:InvokeModel on it); minilm = late "
         "interaction over the local MiniLM's token states (the model files of model_dir; each memory's "
         "states are kept by the local index from enrichment, ~15 KB of memory each, so a search runs the "
@@ -101,6 +102,15 @@ class MnemoSettings(BaseSettings):
             if not (parts.scheme == "https" or local) or not parts.hostname or parts.query or parts.fragment:
                 raise ValueError("MNEMO_PUBLIC_URL: OAuth needs an https origin (http only on loopback), no query or fragment")
         return self
+
+    @property
+    def rerank_stage(self) -> Literal["off", "bedrock", "minilm"]:
+        """The reranker `reranker` names, `auto` resolved. The late-interaction one needs the local MiniLM's
+        token states kept by the local index; with both local it gains on LoCoMo and loses nothing on
+        LongMemEval through REST (issue 28, round 10)."""
+        if self.reranker != "auto":
+            return self.reranker
+        return "minilm" if self.embedder == "local" and self.index == "local" else "off"
 
     @property
     def issuer(self) -> str:

@@ -1,7 +1,12 @@
 """A search reads from the store only the hits that can reach its answer (issue 14): the best hits and
 the graph neighbours whose reach could place them in the first top_k. The oracle is the same search
 reading every neighbour (`reach` answering +inf for each): the answers must be identical, scores
-included (to 6 places: the test clock ticks between the two), while fewer memories are read. Real worker, moto, local index underneath."""
+included (to 6 places: the test clock ticks between the two), while fewer memories are read. Real worker, moto, local index underneath.
+
+The property is the fused order's, so the reranker is off here (`MNEMO_RERANKER=off`). A reranker
+reorders what was read, and a neighbour the fused reach leaves unread could have been lifted; its
+own read bound (`top_k` + 2 of the prescored order) is test_search_rerank.py's, and the quality of
+that bound is the benches' (bench/README.md "Issue 28, round 9")."""
 
 from __future__ import annotations
 
@@ -28,6 +33,11 @@ _reach = scoring.reach
 def every_neighbour(scored: scoring.Scored, weights: scoring.Weights = scoring.DEFAULT_WEIGHTS) -> dict[str, float]:
     """The oracle: every neighbour may reach the answer, so every one is read."""
     return dict.fromkeys(_reach(scored, weights), float("inf"))
+
+
+@pytest.fixture(autouse=True)
+def _fused_order(aws, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEMO_RERANKER", "off")  # before `container` reads the settings
 
 
 @pytest.fixture

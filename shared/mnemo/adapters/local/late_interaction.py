@@ -10,9 +10,9 @@ states, so nothing downloads. A memory's states are computed once, when enrichme
 local index keeps them beside its document as int8 with a scale per row (`StoredStates`, ranking as
 float32 does: bench/README.md "round 7"), and they go when the document goes (erasure, a new text).
 A search then runs the model over the query alone, and over a memory only if the index holds no
-states for its current text (not enriched yet, or another index). It is a configuration
-(`MNEMO_RERANKER=minilm`), not the default: bench/README.md "Issue 28, round 6" to "round 8" have its
-quality and latency. States are looked up by memory id in the caller's tenant, only for the index's
+states for its current text (not enriched yet, or another index). It is the embedded default
+(`MNEMO_RERANKER=auto` with the local embedder and index; `minilm` names it): bench/README.md "Issue 28,
+round 6" to "round 10" have its quality and latency. States are looked up by memory id in the caller's tenant, only for the index's
 candidates (found inside the caller's namespace) and the memories the caller sees, so no search's
 cost tells anything about another namespace's memories. Before the store read, `prescore` scores the
 best 100 candidates from their states, so the search reads the memories this order puts first

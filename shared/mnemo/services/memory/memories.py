@@ -106,7 +106,7 @@ class MemoryService:
         self._graph = graph
         self._facts = facts
         self._interpreter = interpreter  # deferred too: only edit requests build an LLM client
-        self._reranker = reranker  # None: no reranking stage (the local stack: no weights ship)
+        self._reranker = reranker  # None: no reranking stage (the default on AWS)
         self._clock = clock
         self._new_id = new_id
 

@@ -42,7 +42,7 @@ class MemorySearch:
         self._store = store
         self._index = index
         self._embedder = embedder
-        self._reranker = reranker  # None: no reranking stage (the default, locally too)
+        self._reranker = reranker  # None: no reranking stage (the default on AWS)
         self._clock = clock
 
     def search(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, *,
