@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,22 +39,17 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run  # noqa: E402
+from bench import issue28_round9  # noqa: E402
+from bench.issue28_round3 import DEPTH, Ranker, arguments, run  # noqa: E402
 from bench.issue28_round6 import TOKENS  # noqa: E402
-from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, StoredStates, _query_rows, max_sims  # noqa: E402
+from bench.issue28_round7 import _stored  # noqa: E402
+from bench.issue28_round9 import Relevance, text_states  # noqa: E402
+from mnemo.adapters.local.late_interaction import _query_rows, max_sims  # noqa: E402
 from mnemo.adapters.local.minilm_embedder import TokenStates  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
-from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.services.enrichment.pipeline import PREVIOUS_CONTEXT_WORDS  # noqa: E402
-from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
-Relevance = Callable[[np.ndarray, Sequence[np.ndarray]], list[float]]
 REFERENCE_ROWS = 32
-
-
-def _int8(vectors: np.ndarray) -> np.ndarray:
-    """As the local index keeps them (int8, a scale per row)."""
-    return StoredStates.of("", TokenStates(("",) * len(vectors), vectors)).vectors()
 
 
 def _predecessors(ctx: dict[str, Any], asks: bool) -> dict[str, str]:
@@ -68,9 +63,9 @@ def _predecessors(ctx: dict[str, Any], asks: bool) -> dict[str, str]:
 def states(ctx: dict[str, Any], ids: Sequence[str], rows: str, weight: float, asks: bool) -> list[np.ndarray]:
     """Each memory's token vectors: of its text ("text"), or of predecessor + text with the
     predecessor's rows dropped ("text rows") or scaled by `weight` ("all")."""
-    raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
     if rows == "text":
-        return [_int8(s.vectors) for s in TOKENS.token_states([raw[m] for m in ids])]
+        return text_states(ctx, ids)
+    raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
     before = ctx.setdefault(("before", asks), _predecessors(ctx, asks))
     joined = TOKENS.token_states([f"{before[m]} {raw[m]}".strip() for m in ids])
     lead = TOKENS.token_states([before[m] for m in ids])  # token_states has no [CLS]/[SEP]: pieces only
@@ -81,7 +76,7 @@ def states(ctx: dict[str, Any], ids: Sequence[str], rows: str, weight: float, as
             vectors = vectors[n:]
         else:
             vectors[:n] *= weight
-        out.append(_int8(vectors))
+        out.append(_stored(TokenStates(s.tokens, vectors), "int8"))
     return out
 
 
@@ -119,30 +114,11 @@ def z_reranked(hits: Sequence[scoring.Ranked], relevance: Sequence[float], share
 
 
 def prescored(relevance: Relevance = max_sims, rows: str = "text", weight: float = 1.0, asks: bool = False,
-              z: str = "", depth: int = 100, share: float = LATE_INTERACTION_SHARE) -> Ranker:
-    """bench/issue28_round9.py's `prescored(depth)` with the round's hooks."""
-    def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
-        top_k = ctx["k"]
-        scored = scoring.score(_search(ctx, q, qv), now=now)
-        head = scored.best_ids(depth)
-        query = _query_rows(TOKENS.token_states([q])[0])
-        relevant = dict(zip(head, relevance(query, states(ctx, head, rows, weight, asks)), strict=True))
-        order = (z_prescored if z else scoring.prescored)(scored, relevant, share, depth)
-        reach = scoring.reach(scored)
-        best = order.best_ids(top_k + SPARE_HITS)
-        read = set(best) | set(scoring.within_reach(reach, scoring.kth(scored, best, top_k), exclude=set(best)))
-        ranked = scoring.expand(scored, admitted=read & reach.keys(), among=read)
-        window = top_k + SPARE_HITS
-        ranked = demote_repeats(ranked, {r.memory_id: ctx["texts"][r.memory_id] for r in ranked[:window]}, window)
-        chosen = [r for i, r in enumerate(ranked[:depth]) if i < scoring.RERANK_DEPTH or r.memory_id in relevant]
-        missing = [r.memory_id for r in chosen if r.memory_id not in relevant]
-        if missing:
-            relevant |= dict(zip(missing, relevance(query, states(ctx, missing, rows, weight, asks)), strict=True))
-        picked = {r.memory_id for r in chosen}
-        rerank = z_reranked if z == "both" else scoring.reranked
-        out = rerank(chosen, [relevant[r.memory_id] for r in chosen], share) + [r for r in ranked if r.memory_id not in picked]
-        return [r.memory_id for r in out][:DEPTH]
-    return rank
+              z: str = "") -> Ranker:
+    """bench/issue28_round9.py's `prescored(100)` with one of the round's hooks set."""
+    return issue28_round9.prescored(
+        100, relevance=relevance, states=lambda ctx, ids: states(ctx, ids, rows, weight, asks),
+        prescore=z_prescored if z else scoring.prescored, rerank=z_reranked if z == "both" else scoring.reranked)
 
 
 def maxsim_alone(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:

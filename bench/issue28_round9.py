@@ -19,8 +19,11 @@ neighbours within reach), then expands, demotes repeats and reranks what it read
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
@@ -33,32 +36,42 @@ from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
+Relevance = Callable[[np.ndarray, Sequence[np.ndarray]], list[float]]
+States = Callable[[dict[str, Any], Sequence[str]], list[np.ndarray]]
 
-def prescored(depth: int, share: float = LATE_INTERACTION_SHARE) -> Ranker:
-    """`MemorySearch.search`'s steps with a prescoring reranker (services/memory/search.py)."""
+
+def text_states(ctx: dict[str, Any], ids: Sequence[str]) -> list[np.ndarray]:
+    """Each memory's token vectors, of its text, as the local index keeps them (int8)."""
+    raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
+    return [_stored(m, "int8") for m in TOKENS.token_states([raw[m] for m in ids])]
+
+
+def prescored(depth: int, share: float = LATE_INTERACTION_SHARE, *, relevance: Relevance = max_sims,
+              states: States = text_states, prescore: Callable[..., scoring.Scored] = scoring.prescored,
+              rerank: Callable[..., list[scoring.Ranked]] = scoring.reranked) -> Ranker:
+    """`MemorySearch.search`'s steps with a prescoring reranker (services/memory/search.py). The
+    keywords are round 11's variations: how the relevance is computed, over which token vectors, and
+    how the prescore and the rerank blend it."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         top_k = ctx["k"]  # what the REST benches ask: 10 on LoCoMo, 50 on LongMemEval (session recall@10)
         scored = scoring.score(_search(ctx, q, qv), now=now)
-        raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
         head = scored.best_ids(depth)
-        query, *memories = TOKENS.token_states([q, *(raw[m] for m in head)])
-        rows = _query_rows(query)
-        relevance = dict(zip(head, max_sims(rows, [_stored(m, "int8") for m in memories]), strict=True))
-        order = scoring.prescored(scored, relevance, share, depth)
+        rows = _query_rows(TOKENS.token_states([q])[0])
+        relevant = dict(zip(head, relevance(rows, states(ctx, head)), strict=True))
+        order = prescore(scored, relevant, share, depth)
         reach = scoring.reach(scored)
         best = order.best_ids(top_k + SPARE_HITS)  # `_hydrate`: nothing hidden here, one round
         read = set(best) | set(scoring.within_reach(reach, scoring.kth(scored, best, top_k), exclude=set(best)))
         ranked = scoring.expand(scored, admitted=read & reach.keys(), among=read)
         window = top_k + SPARE_HITS
         ranked = demote_repeats(ranked, {r.memory_id: ctx["texts"][r.memory_id] for r in ranked[:window]}, window)
-        chosen = [r for i, r in enumerate(ranked[:depth]) if i < scoring.RERANK_DEPTH or r.memory_id in relevance]
-        missing = [r.memory_id for r in chosen if r.memory_id not in relevance]  # neighbours past the depth
+        chosen = [r for i, r in enumerate(ranked[:depth]) if i < scoring.RERANK_DEPTH or r.memory_id in relevant]
+        missing = [r.memory_id for r in chosen if r.memory_id not in relevant]  # neighbours past the depth
         if missing:
-            _, *extra = TOKENS.token_states([q, *(raw[m] for m in missing)])
-            relevance |= dict(zip(missing, max_sims(rows, [_stored(m, "int8") for m in extra]), strict=True))
+            relevant |= dict(zip(missing, relevance(rows, states(ctx, missing)), strict=True))
         picked = {r.memory_id for r in chosen}
         rest = [r for r in ranked if r.memory_id not in picked]
-        out = scoring.reranked(chosen, [relevance[r.memory_id] for r in chosen], share) + rest
+        out = rerank(chosen, [relevant[r.memory_id] for r in chosen], share) + rest
         return [r.memory_id for r in out][:DEPTH]
     return rank
 
