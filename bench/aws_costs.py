@@ -1,4 +1,6 @@
-"""Requests and DynamoDB capacity units per capture, per enrichment and per search, counted on the
+"""Requests and DynamoDB capacity units per capture, per enrichment, per search and per erasure
+(`DELETE /v1/memories/{id}?hard=true` of an enriched memory, with the neighbours' re-enrichment it
+queues), counted on the
 local stack from the adapters' own calls, then priced (docs/cost.md explains every assumption).
 
 The local stack runs the production adapters against moto, so the calls are the ones Lambda makes.
@@ -16,7 +18,8 @@ The search index and the embedding model are counted as the OpenSearch / Bedrock
 stand for (SearchIndex.search → one _msearch, upsert → one _bulk, Embedder.embed → one call per text on
 Titan V2, which takes one text per request).
 
-    PYTHONPATH=shared:. .venv/bin/python bench/aws_costs.py [--memories 300] [--searches 100] [--data LOCOMO.json]
+    PYTHONPATH=shared:. .venv/bin/python bench/aws_costs.py [--memories 300] [--searches 100] [--erasures 30]
+        [--data LOCOMO.json]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import math
 import os
 import platform
 import sys
+import threading
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -50,8 +54,7 @@ class Meter:
         self.phase = "setup"
         self.requests: dict[str, Counter[str]] = defaultdict(Counter)
         self.units: dict[str, Counter[str]] = defaultdict(Counter)
-        self._before: list[tuple[Any, Any, Any]] = []
-        self._params: dict[str, Any] = {}
+        self._call = threading.local()  # the call in flight, per thread (a worker may call from another thread)
 
     # -- item access in moto's backend ---------------------------------------------------------
     def _table(self, name: str) -> Any:
@@ -94,20 +97,19 @@ class Meter:
     def before(self, model: Any, params: dict[str, Any], **_: Any) -> None:
         """botocore's before-parameter-build: the call's own parameters, before any I/O."""
         op = model.name
-        self._params = dict(params)
-        self._before = []
+        self._call.params, self._call.before = dict(params), []
         if op not in WRITES:
             return
         for table, key, counts in self._targets(op, params):
             item = self._item(table, key)
-            self._before.append((table, key, (counts, op == "TransactWriteItems", _snapshot(table, item))))
+            self._call.before.append((table, key, (counts, op == "TransactWriteItems", _snapshot(table, item))))
 
     def after(self, model: Any, parsed: dict[str, Any], **_: Any) -> None:
-        op, params = model.name, self._params
+        op, params = model.name, self._call.params
         self.requests[self.phase][op] += 1
         units = self.units[self.phase]
         if op in WRITES:
-            for table, key, (counts, transactional, old) in self._before:
+            for table, key, (counts, transactional, old) in self._call.before:
                 if not counts:
                     continue
                 new = _snapshot(table, self._item(table, key))
@@ -201,7 +203,7 @@ def texts(data: Path | None, n: int) -> list[tuple[str, Any]]:
     return [(t.content, t.date) for t in turns]
 
 
-def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
+def measure(memories: int, searches: int, erasures: int, data: Path | None) -> dict[str, Any]:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
 
@@ -227,13 +229,17 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
                                       "similar": "OpenSearch _search (k-NN)"})
     corpus = texts(data, memories)
     meter.phase = "capture"
-    for text, captured_at in corpus:
-        services.memories.capture(principal, CaptureCommand(raw=text, as_user=True, captured_at=captured_at))
+    captured = [services.memories.capture(principal, CaptureCommand(raw=text, as_user=True, captured_at=captured_at)).id
+                for text, captured_at in corpus]
     meter.phase = "enrichment"
     poller = QueuePoller(sqs, services.settings.queue_url, stack.poller._handler, wait_seconds=0)
-    with contextlib.redirect_stdout(sys.stderr):
-        while poller.poll_once():
-            pass
+
+    def drain() -> None:
+        with contextlib.redirect_stdout(sys.stderr):
+            while poller.poll_once():
+                pass
+
+    drain()
     meter.phase = "status"
     pending = services.status.for_tenant(principal.tenant).pending
     storage = stored_bytes(meter.backend.get_table(services.settings.memories_table))
@@ -241,10 +247,17 @@ def measure(memories: int, searches: int, data: Path | None) -> dict[str, Any]:
     queries = [text.split(":", 1)[-1][:80] for text, _ in corpus[:: max(1, len(corpus) // searches)]][:searches]
     for query in queries:
         services.memories.search(principal, RetrieveCommand(query=query, order="relevance", top_k=10))
+    meter.phase = "erasure"
+    erased = captured[:: max(1, len(captured) // erasures)][:erasures]  # spread over the corpus
+    for memory_id in erased:
+        services.erasure.erase_memory(principal, memory_id)
+    meter.phase = "re-enrichment"  # of the erased memories' neighbours, which the erasures queued
+    drain()
     stack.stop(forget=True)
-    per = {"capture": len(corpus), "enrichment": len(corpus), "search": len(queries)}
+    per = {"capture": len(corpus), "enrichment": len(corpus), "search": len(queries), "erasure": len(erased),
+           "re-enrichment": len(erased)}
     return {
-        "memories": len(corpus), "searches": len(queries), "pending_after_drain": pending,
+        "memories": len(corpus), "searches": len(queries), "erasures": len(erased), "pending_after_drain": pending,
         "stored_bytes_per_memory": {k: round(v / len(corpus)) for k, v in storage.items()},
         "per_unit": {phase: {"requests": {op: round(n / count, 2) for op, n in sorted(meter.requests[phase].items())},
                              "units": {u: round(n / count, 2) for u, n in sorted(meter.units[phase].items())}}
@@ -256,15 +269,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=300)
     parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--erasures", type=int, default=30)
     parser.add_argument("--data", type=Path, help="LoCoMo JSON: capture its turns instead of synthetic notes")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "aws_costs.json")
     args = parser.parse_args()
     os.environ.update({"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_METRICS_DISABLED": "true",
                        "MNEMO_MODEL_DIR": os.environ.get("MNEMO_MODEL_DIR", str(REPO / "models" / "minilm"))})
-    result = measure(args.memories, args.searches, args.data)
+    result = measure(args.memories, args.searches, args.erasures, args.data)
     machine = f"{platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     print(f"AWS requests and DynamoDB capacity units per operation, local stack ({result['memories']} memories, "
-          f"{result['searches']} searches; {machine})")
+          f"{result['searches']} searches, {result['erasures']} erasures; {machine})")
     for phase, row in result["per_unit"].items():
         requests = ", ".join(f"{op} {n}" for op, n in row["requests"].items())
         units = ", ".join(f"{u} {n}" for u, n in row["units"].items())

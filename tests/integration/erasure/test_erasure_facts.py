@@ -177,6 +177,24 @@ def test_the_reindex_backfills_what_older_facts_came_from_never_under_an_erased_
     assert served(http, fact) == 404 and naming(every_item(aws), "Quito") == []
 
 
+def test_an_entity_another_fact_still_joins_keeps_its_node_and_name(http, container, aws) -> None:
+    """The erased fact's ends: the one no other edge uses goes (node and name), the one another
+    memory's fact still joins stays, and its node is served with that fact's edge."""
+    erased = capture(http, "Tove lives in Quillmarsh.")
+    kept = capture(http, "Tove works at Brindlecorp.")
+    enrich(aws)
+    ns = Namespace(tenant="local")
+    tove, marsh = container.fact_store.find_entity(ns, "Tove"), container.fact_store.find_entity(ns, "Quillmarsh")
+    assert tove is not None and marsh is not None  # control: both ends exist before
+    (kept_fact,) = fact_of(container, kept)
+
+    http.delete(f"/v1/memories/{erased}?hard=true", headers=auth())
+    assert container.fact_store.find_entity(ns, "Quillmarsh") is None and naming(every_item(aws), "Quillmarsh") == []
+    assert container.fact_store.find_entity(ns, "Tove") == tove  # its node and its name, as they were
+    body = http.get(f"/v1/entities/{tove.id}", headers=auth())
+    assert body.status_code == 200 and kept_fact in body.text, body.text
+
+
 def test_an_entity_an_older_version_named_in_no_fact_goes_with_the_erasure(http, container, aws) -> None:
     memory = capture(http, "Kim works at Initech with Brontel Quax.")
     enrich(aws)

@@ -16,6 +16,7 @@ from mnemo.adapters.dynamodb.codec import all_items, deserialize, error_code, me
 from mnemo.adapters.dynamodb.fact_items import (
     AUDIT_PREFIX,
     DERIVED_PREFIX,
+    EDGE_PREFIX,
     FACT_SK,
     NAME_SK,
     NODE_SK,
@@ -167,19 +168,34 @@ class FactTable(DynamoDbTable):
             raise self._dependency(exc) from exc
 
     def _erase_orphan_entities(self, ends: set[tuple[Namespace, str]]) -> None:
-        """Nodes (and their names) left without any edge: nothing but what was erased named them."""
+        """Nodes (and their names) left without any edge: nothing but what was erased named them. One
+        query per end (any edge, of any status and direction, under `E#`), then one read of the orphans'
+        nodes and one of their names per namespace, and one batch of deletes."""
+        orphans: dict[Namespace, list[str]] = {}
         for namespace, entity_id in ends:
-            if self.adjacency(namespace, entity_id, statuses=tuple(FactStatus), limit=1):
-                continue  # another fact still uses the node
-            for node in self.entities(namespace, [entity_id]):
-                delete_items(self._call, self._table, [(entity_pk(namespace, entity_id), NODE_SK), *self._name_keys(node)])
+            ns = graph_namespace(namespace)
+            if not self._has_edge(ns, entity_id):
+                orphans.setdefault(ns, []).append(entity_id)
+        keys: list[tuple[str, str]] = []
+        for ns, entity_ids in orphans.items():
+            nodes = self.entities(ns, entity_ids)
+            keys += [(entity_pk(ns, node.id), NODE_SK) for node in nodes]
+            keys += self._name_keys(ns, nodes)
+        delete_items(self._call, self._table, keys)
 
-    def _name_keys(self, node: Entity) -> list[tuple[str, str]]:
-        """The node's name and aliases, only where the name table maps them to this node (a name another
+    def _has_edge(self, ns: Namespace, entity_id: str) -> bool:
+        response = self._call("query", TableName=self._table, KeyConditionExpression="pk = :pk AND begins_with(sk, :e)",
+                              ExpressionAttributeValues=serialize({":pk": entity_pk(ns, entity_id), ":e": EDGE_PREFIX}),
+                              Limit=1)
+        return bool(response.get("Items"))
+
+    def _name_keys(self, ns: Namespace, nodes: Sequence[Entity]) -> list[tuple[str, str]]:
+        """The nodes' names and aliases, only where the name table maps them to that node (a name another
         node claimed first stays theirs)."""
-        keys = [k for k in {node.key, *(canonical_key(alias) for alias in node.aliases)} if k]
-        owned = self._names(node.namespace, keys)
-        return [(name_pk(node.namespace, key), NAME_SK) for key, owner in owned.items() if owner == node.id]
+        wanted = {k for node in nodes for k in (node.key, *(canonical_key(alias) for alias in node.aliases)) if k}
+        owned = self._names(ns, sorted(wanted))
+        ids = {node.id for node in nodes}
+        return [(name_pk(ns, key), NAME_SK) for key, owner in owned.items() if owner in ids]
 
 
 def audit_of(fact: Fact, action: str, at: datetime, *, actor: str = ENRICHMENT_ACTOR, memory_id: str | None = None,
