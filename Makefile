@@ -61,8 +61,10 @@ lint: install                        ## ruff (pyflakes, bugbear, isort, pyupgrad
 	$(VENV)/bin/ruff check shared functions tests bench scripts
 	$(VENV)/bin/mypy
 
+# pytest-xdist: one worker per logical core (`make pytest PYTEST_WORKERS=1` for one process)
+PYTEST_WORKERS ?= logical
 pytest: install model inspector browser  ## unit, integration and end-to-end tests (the console's in Chromium)
-	$(PY) -m pytest tests -m "not sam"
+	$(PY) -m pytest tests -m "not sam" -n $(PYTEST_WORKERS) --dist loadfile  # a file's tests stay on one worker
 
 test: lint check-template sam-build pytest
 
