@@ -1,7 +1,7 @@
 """Requests and DynamoDB capacity units per capture, per enrichment, per search and per erasure
-(`DELETE /v1/memories/{id}?hard=true` of an enriched memory, with the neighbours' re-enrichment it
-queues), counted on the
-local stack from the adapters' own calls, then priced (docs/cost.md explains every assumption).
+(what `DELETE /v1/memories/{id}?hard=true` runs, on an enriched memory; then the neighbours'
+re-enrichment it queues), counted on the local stack from the adapters' own calls, then priced
+(docs/cost.md explains every assumption).
 
 The local stack runs the production adapters against moto, so the calls are the ones Lambda makes.
 For each DynamoDB call the bench computes what on-demand DynamoDB would bill, from the items moto
