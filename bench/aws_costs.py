@@ -1,6 +1,6 @@
 """Requests and DynamoDB capacity units per capture, per enrichment, per search and per erasure
 (what `DELETE /v1/memories/{id}?hard=true` runs, on an enriched memory; then the neighbours'
-re-enrichment it queues), counted on the local stack from the adapters' own calls, then priced
+refresh it queues), counted on the local stack from the adapters' own calls, then priced
 (docs/cost.md explains every assumption).
 
 The local stack runs the production adapters against moto, so the calls are the ones Lambda makes.
@@ -225,6 +225,8 @@ def measure(memories: int, searches: int, erasures: int, data: Path | None) -> d
         aws_client.meta.events.register("before-parameter-build.*.*", meter.before)
         aws_client.meta.events.register("after-call.*.*", meter.after)
     Counted(meter, services.embedder, {"embed": "Bedrock InvokeModel (embed)"})
+    # the heuristic extractor runs here; with MNEMO_EXTRACTOR=bedrock each reading is one Converse call
+    Counted(meter, services.enrichment._extractor, {"extract": "extractor readings (Bedrock Converse)"})
     Counted(meter, services.index(), {"search": "OpenSearch _msearch", "upsert": "OpenSearch _bulk",
                                       "similar": "OpenSearch _search (k-NN)"})
     corpus = texts(data, memories)
@@ -251,11 +253,11 @@ def measure(memories: int, searches: int, erasures: int, data: Path | None) -> d
     erased = captured[:: max(1, len(captured) // erasures)][:erasures]  # spread over the corpus
     for memory_id in erased:
         services.erasure.erase_memory(principal, memory_id)
-    meter.phase = "re-enrichment"  # of the erased memories' neighbours, which the erasures queued
+    meter.phase = "refresh"  # of the erased memories' neighbours, which the erasures queued
     drain()
     stack.stop(forget=True)
     per = {"capture": len(corpus), "enrichment": len(corpus), "search": len(queries), "erasure": len(erased),
-           "re-enrichment": len(erased)}
+           "refresh": len(erased)}
     return {
         "memories": len(corpus), "searches": len(queries), "erasures": len(erased), "pending_after_drain": pending,
         "stored_bytes_per_memory": {k: round(v / len(corpus)) for k, v in storage.items()},

@@ -31,6 +31,9 @@ class EnrichmentTask(BaseModel):
     memory_id: str
     version: int
     reindex: bool = False  # re-derive even if already enriched (index rebuilds, model changes)
+    # Re-link and re-index an enriched memory from the reading on record: no extractor call, its facts
+    # untouched (an erased neighbour's id and words leave its links and document; services/erasure).
+    refresh: bool = False
 
 
 StepMessage = JobStep | ErasureStep  # a message that advances a job by one step (services/jobs/runner.py)

@@ -83,3 +83,41 @@ def test_an_erasure_rebuilds_the_neighbours_documents_without_its_id_and_words(h
     assert after["found"] and erased not in after["links"] and not after["context"]
     assert [i["pk"]["S"] for i in mentions(every_item(aws), erased)] == [f"T#local#ERASED#{erased}"]
     assert found(container, "visited") == [] or {c.memory_id for c in found(container, "visited")} == set()
+
+
+def test_the_refresh_asks_no_extractor_and_keeps_the_neighbours_facts(http, container, principal, aws,
+                                                                        monkeypatch) -> None:
+    """The refresh re-links and re-indexes a neighbour from its reading on record: the extractor (an
+    LLM in production) is never asked again, so an unrelated erasure cannot change the neighbour's
+    facts. The same counter sees the extractor read a memory captured afterwards (control)."""
+    erased = http.post("/v1/memories", json={"content": ERASED}, headers=auth()).json()["id"]
+    enrich(aws)
+    neighbour = http.post("/v1/memories", json={"content": "Quentin Marlowe works at Ravensholm Observatory."},
+                          headers=auth()).json()["id"]
+    enrich(aws)
+    facts = [(f.uuid, f.revision) for f in container.fact_store.for_memory("local", neighbour)]
+    stored = http.get(f"/v1/memories/{neighbour}", headers=auth()).json()
+    assert facts and erased in neighbour_document(container, neighbour)["links"]  # control: a fact, and the link
+    extractor = container.enrichment._extractor
+    read: list[str] = []
+    original = extractor.extract
+
+    def counted(text: str, **kwargs: Any) -> Any:
+        read.append(text)
+        return original(text, **kwargs)
+
+    monkeypatch.setattr(extractor, "extract", counted)
+
+    container.erasure.erase_memory(principal, erased)
+    enrich(aws)
+    after = neighbour_document(container, neighbour)
+    assert after["found"] and erased not in after["links"] and not after["context"]  # refreshed
+    assert read == []
+    assert [(f.uuid, f.revision) for f in container.fact_store.for_memory("local", neighbour)] == facts
+    served = http.get(f"/v1/memories/{neighbour}", headers=auth()).json()
+    assert served["enrichment"]["state"] == "enriched" and served["facts"] == stored["facts"]
+    assert (served["category"], served["entities"]) == (stored["category"], stored["entities"])
+
+    http.post("/v1/memories", json={"content": "Quentin Marlowe moved to Oslo."}, headers=auth())
+    enrich(aws)
+    assert read == ["Quentin Marlowe moved to Oslo."]  # control: the counter sees a reading

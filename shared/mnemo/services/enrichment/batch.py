@@ -58,6 +58,7 @@ class Prepared:
     extraction: Extraction | None = None
     vector: list[float] | None = None
     fact_vectors: Mapping[str, list[float]] = field(default_factory=dict)  # fact sentence -> its embedding
+    on_record: bool = False  # the extraction is the memory's stored reading (a refresh): no fact writes
     outcome: Outcome = OK
 
     @property

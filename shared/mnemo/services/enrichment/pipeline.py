@@ -16,8 +16,11 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import cast
 
-from mnemo.domain.extraction import Extraction
+from pydantic import ValidationError
+
+from mnemo.domain.extraction import CATEGORIES, Category, Entity, Extraction
 from mnemo.domain.graph import Link, canonical_key, entity_key, graph_key
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status
 from mnemo.domain.timestamps import utcnow
@@ -62,6 +65,19 @@ SAME_MOMENT = timedelta(hours=6)
 def previous_words(text: str) -> str:
     """The context a memory takes from the one captured before it: that memory's last words."""
     return " ".join(text.split()[-PREVIOUS_CONTEXT_WORDS:])
+
+
+def reading_on_record(memory: Memory) -> Extraction:
+    """What the last enrichment stored of its reading: the text, category, entity names, importance.
+    A refresh indexes and links from it, so an unrelated erasure never asks the extractor (an LLM)
+    for a second, possibly different reading of a memory. A stored name `Entity` refuses is left out."""
+    entities: list[Entity] = []
+    for name in memory.entities:
+        with contextlib.suppress(ValidationError):
+            entities.append(Entity(name=name))
+    category = memory.category if memory.category in CATEGORIES else "note"
+    return Extraction(normalized_text=memory.normalized_text, category=cast(Category, category), entities=entities,
+                      importance=0.5 if memory.importance is None else memory.importance)
 
 
 def date_words(moment: datetime) -> str:
@@ -130,10 +146,12 @@ class EnrichmentService:
                 item.settle(Skipped("memory no longer exists"))
             elif memory.version != item.task.version:
                 item.settle(Skipped(f"stale task (v{item.task.version}, memory at v{memory.version})"))
-            elif memory.enrichment.state == EnrichmentState.ENRICHED and not item.task.reindex:
+            elif memory.enrichment.state == EnrichmentState.ENRICHED and not (item.task.reindex or item.task.refresh):
                 item.settle(Skipped("already enriched"))  # redelivery after success
             elif memory.status != Status.ARCHIVED:
-                extraction = self._extract(memory)
+                if item.task.refresh and memory.enrichment.state == EnrichmentState.ENRICHED:
+                    return replace(item, memory=memory, extraction=reading_on_record(memory), on_record=True)
+                extraction = self._extract(memory)  # a refresh of a memory never enriched is a whole enrichment
         return replace(item, memory=memory, extraction=extraction)
 
     def _embed(self, items: list[Prepared]) -> list[Prepared]:
@@ -285,10 +303,11 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
-        facts = self._fact_stage.derive(memory, extraction, batch)
+        facts = [] if item.on_record else self._fact_stage.derive(memory, extraction, batch)
         kept = {canonical_key(e) for e in entities}  # names the older version said and this one does not: recorded
         dropped = [name for name in memory.entities if canonical_key(name) not in kept]  # (its erasure finds their nodes)
-        groups = self._fact_stage.replace(memory, facts, item.fact_vectors)
+        # a refresh keeps the facts on record (what an erasure took is already gone from them)
+        groups = set() if item.on_record else self._fact_stage.replace(memory, facts, item.fact_vectors)
         change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",

@@ -120,13 +120,15 @@ class ErasureService:
 
     def _refresh(self, tenant: str, neighbours: Sequence[str]) -> None:
         """The linked memories' index documents name the erased one (links) and may hold its text (the
-        context of the memory captured after it): each is re-enriched, once the memory is gone, into a
-        document without them. A task the queue refuses is left to the reconciler, as after a capture."""
+        context of the memory captured after it): each is refreshed, once the memory is gone, into a
+        document without them: re-linked and re-indexed from its reading on record, with no extractor
+        call and its facts untouched (`EnrichmentTask.refresh`). A task the queue refuses is left to the
+        reconciler, as after a capture."""
         if self._queue is None or not neighbours:
             return
         try:
             found = self._store.get_many(tenant, list(dict.fromkeys(neighbours)), consistent=True)
-            self._queue.send_many([EnrichmentTask(tenant=tenant, memory_id=m.id, version=m.version, reindex=True)
+            self._queue.send_many([EnrichmentTask(tenant=tenant, memory_id=m.id, version=m.version, refresh=True)
                                    for m in found])
         except MnemoError:  # the erasure itself is done and cannot be repeated: say so, do not fail it
             logger.warning("could not queue the re-enrichment of an erased memory's neighbours",
