@@ -123,7 +123,7 @@ def prescored(relevance: Relevance = max_sims, rows: str = "text", weight: float
 
 def maxsim_alone(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
     ids = [t.dia_id for t in ctx["turns"]]
-    relevance = dict(zip(ids, max_sims(_query_rows(TOKENS.token_states([q])[0]), states(ctx, ids, "text", 1.0, False)),
+    relevance = dict(zip(ids, max_sims(_query_rows(TOKENS.token_states([q])[0]), text_states(ctx, ids)),
                          strict=True))
     return sorted(ids, key=lambda m: -relevance[m])[:DEPTH]
 

@@ -174,7 +174,7 @@ class FactTable(DynamoDbTable):
         orphans: dict[Namespace, list[str]] = {}
         for namespace, entity_id in ends:
             ns = graph_namespace(namespace)
-            if not self._has_edge(ns, entity_id):
+            if not self._edges(entity_pk(ns, entity_id), EDGE_PREFIX, 1):  # any status, either direction
                 orphans.setdefault(ns, []).append(entity_id)
         keys: list[tuple[str, str]] = []
         for ns, entity_ids in orphans.items():
@@ -182,12 +182,6 @@ class FactTable(DynamoDbTable):
             keys += [(entity_pk(ns, node.id), NODE_SK) for node in nodes]
             keys += self._name_keys(ns, nodes)
         delete_items(self._call, self._table, keys)
-
-    def _has_edge(self, ns: Namespace, entity_id: str) -> bool:
-        response = self._call("query", TableName=self._table, KeyConditionExpression="pk = :pk AND begins_with(sk, :e)",
-                              ExpressionAttributeValues=serialize({":pk": entity_pk(ns, entity_id), ":e": EDGE_PREFIX}),
-                              Limit=1)
-        return bool(response.get("Items"))
 
     def _name_keys(self, ns: Namespace, nodes: Sequence[Entity]) -> list[tuple[str, str]]:
         """The nodes' names and aliases, only where the name table maps them to that node (a name another

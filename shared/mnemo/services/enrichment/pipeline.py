@@ -303,11 +303,12 @@ class EnrichmentService:
         entities = [e.name for e in extraction.entities]
         previous = self._previous(memory, batch)
         links = self._links(memory, entities, vector, previous, batch)
-        facts = [] if item.on_record else self._fact_stage.derive(memory, extraction, batch)
+        facts, groups = [], set()  # a refresh keeps the facts on record (what an erasure took is gone from them)
+        if not item.on_record:
+            facts = self._fact_stage.derive(memory, extraction, batch)
+            groups = self._fact_stage.replace(memory, facts, item.fact_vectors)
         kept = {canonical_key(e) for e in entities}  # names the older version said and this one does not: recorded
         dropped = [name for name in memory.entities if canonical_key(name) not in kept]  # (its erasure finds their nodes)
-        # a refresh keeps the facts on record (what an erasure took is already gone from them)
-        groups = set() if item.on_record else self._fact_stage.replace(memory, facts, item.fact_vectors)
         change = self._graph.plan(memory, entities, links, dropped)
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
