@@ -22,3 +22,23 @@ def tokenize(text: str) -> list[str]:
         if word and word not in STOPWORDS:
             tokens.append(word)
     return tokens
+
+
+# A transcript's speaker label: one to three capitalised words and a colon at the start ("Caroline: ",
+# "Dr. Lee: "). Lower-case words after the first ("Title case this: ") make it an instruction, not a name.
+_SPEAKER = re.compile(r"\s*((?:[A-Z][a-z]*\.?)(?: [A-Z][a-z]*\.?){0,2}):\s")
+
+
+def speaker(text: str) -> str | None:
+    """Who the text says is speaking, when it starts with a speaker label."""
+    match = _SPEAKER.match(text)
+    return match.group(1) if match else None
+
+
+def answers(previous: str, text: str) -> bool:
+    """Whether `text` is another speaker's reply to `previous` (the message just before it): both carry
+    a speaker label, and the labels differ. Without labels nothing says who spoke, and one person's
+    consecutive messages (a user's turns, the assistant's replies between them not captured) are not
+    answers to each other."""
+    said, before = speaker(text), speaker(previous)
+    return said is not None and before is not None and said != before

@@ -65,6 +65,9 @@ class IndexDocument(BaseModel):
     status: Status
     text: str
     context: str = ""  # words that help find this memory but are not its text (neighbour turns, dates)
+    # The last words of the message this memory answers (another speaker's, just before it:
+    # `text.answers`), or "". The local reranker reads the memory after them; OpenSearch does not hold it.
+    replies_to: str = ""
     category: str | None = None
     entities: list[str] = Field(default_factory=list)
     captured_at: datetime

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, LateInteractionReranker
+from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, LateInteractionReranker, _query_rows, max_sim
 from mnemo.domain.models import Memory
+from mnemo.services.enrichment.pipeline import previous_words
 from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY, auth
 from tests.integration.surfaces.test_profile_thrindex import enrich
@@ -146,3 +147,66 @@ def test_enrichment_keeps_each_memorys_token_states_so_a_search_encodes_only_the
     assert index.token_states_of(principal.tenant, [dana[ASIDE]]) == {}
     assert index.token_states_of("other", [theirs]).keys() == {theirs}  # the same words elsewhere stay
     assert dana[ASIDE] not in [r["id"] for r in search(http, "dana")]
+
+
+QUESTION = "Melanie: How often do you go running these days?"
+REPLY = "Caroline: Three times a week; it keeps me on track."
+SAME_SPEAKER = "Caroline: I adopted a puppy last month."
+
+
+def test_a_reply_is_read_after_the_words_it_answers_until_they_are_erased(http, aws, container, principal) -> None:
+    """A memory another speaker's message precedes (speaker labels, `text.answers`) keeps its token states
+    read after that message's last words: a reply's own words rarely name what it is about. The same
+    speaker's next message does not (control). Erasing the question takes its words out of the reply's
+    states too, not just out of its document's context."""
+    ids = capture(http, "rosa", QUESTION, REPLY, SAME_SPEAKER)
+    enrich(aws)
+    index, encoder = container.index(), container.reranker._encoder
+    held = index.token_states_of(principal.tenant, list(ids.values()))
+    lead = previous_words(QUESTION)
+    assert held[ids[REPLY]].lead == lead and held[ids[REPLY]].text == REPLY
+    assert held[ids[SAME_SPEAKER]].lead == "" and held[ids[QUESTION]].lead == ""  # not replies
+    alone, read_after = encoder.token_states([REPLY, f"{lead} {REPLY}"])
+    assert len(held[ids[REPLY]].codes) == len(read_after.tokens) > len(alone.tokens)
+
+    asked = "How often does Caroline go running?"
+    rows = _query_rows(encoder.token_states([asked])[0])
+    found = {r["id"]: r for r in search(http, "rosa", query=asked)}
+    assert found[ids[REPLY]]["explain"]["rerank"] > max_sim(rows, alone.vectors) + 0.05  # the lead counts
+
+    erased = http.delete(f"/v1/memories/{ids[QUESTION]}", headers=auth(), params={"hard": "true"})
+    assert erased.status_code == 200, erased.text
+    enrich(aws)  # the refresh the erasure queued for its neighbours
+    after = index.token_states_of(principal.tenant, [ids[REPLY]])[ids[REPLY]]
+    assert after.lead == "" and len(after.codes) == len(alone.tokens)
+    found = {r["id"]: r for r in search(http, "rosa", query=asked)}
+    assert found[ids[REPLY]]["explain"]["rerank"] == pytest.approx(max_sim(rows, alone.vectors), abs=0.02)
+
+
+@pytest.mark.parametrize("erase", [True, False])
+def test_a_reply_whose_question_is_erased_while_it_is_enriched_keeps_none_of_its_words(
+        erase: bool, http, aws, container, principal, monkeypatch) -> None:
+    """The question is erased after the reply's enrichment planned its links and before they land (as
+    tests/integration/erasure/test_erasure_links.py races it): the reply's states are read again
+    without the question's words. Without the erasure they keep them (control)."""
+    question = capture(http, "rosa", QUESTION)[QUESTION]
+    enrich(aws)
+    reply = capture(http, "rosa", REPLY)[REPLY]
+    graph, done = container.enrichment._graph, []
+    apply = graph.apply
+
+    def erase_before_the_links_land(changes: Any) -> Any:
+        if erase and not done and question in [link.other_id for change in changes for link in change.links]:
+            done.append(container.erasure.erase_memory(principal, question))
+        return apply(changes)
+
+    monkeypatch.setattr(graph, "apply", erase_before_the_links_land)
+    enrich(aws)
+    held = container.index().token_states_of(principal.tenant, [reply])[reply]
+    assert held.text == REPLY
+    if not erase:
+        assert held.lead == previous_words(QUESTION)
+        return
+    assert done and done[0].memory_ids == [question]
+    alone = container.reranker._encoder.token_states([REPLY])[0]
+    assert held.lead == "" and len(held.codes) == len(alone.tokens)

@@ -280,19 +280,20 @@ class LocalSearchIndex:
         return {}  # ids are ours: nothing to remember
 
     def _token_states(self, documents: Sequence[IndexDocument]) -> dict[str, StoredStates]:
-        """Per document, the states of its text: those already held for the same text (a status
-        change, a redelivery), else computed, for enriched documents only (one with a vector: a lexical
-        import document is replaced by its enriched one within seconds). All in one model call."""
+        """Per document, the states of its text read after the words it replies to (if any): those
+        already held for the same text and words (a status change, a redelivery), else computed, for
+        enriched documents only (one with a vector: a lexical import document is replaced by its
+        enriched one within seconds). All in one model call."""
         if self._encoder is None:
             return {}
         held = {}
         for doc in documents:
             states = self.token_states_of(doc.tenant, [doc.memory_id]).get(doc.memory_id)
-            if states is not None and states.text == doc.text:
+            if states is not None and (states.text, states.lead) == (doc.text, doc.replies_to):
                 held[doc.memory_id] = states
         todo = [d for d in documents if d.memory_id not in held and d.vector is not None and d.text]
-        computed = self._encoder.token_states([d.text for d in todo]) if todo else []
-        return held | {d.memory_id: StoredStates.of(d.text, s) for d, s in zip(todo, computed, strict=True)}
+        computed = self._encoder.token_states([f"{d.replies_to} {d.text}".lstrip() for d in todo]) if todo else []
+        return held | {d.memory_id: StoredStates.of(d.text, s, d.replies_to) for d, s in zip(todo, computed, strict=True)}
 
     def token_states_of(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, StoredStates]:
         """The token states held for those of `memory_ids` that the tenant's index has."""

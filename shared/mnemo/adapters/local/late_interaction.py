@@ -50,13 +50,16 @@ class StoredStates:
     text: str  # what they were computed from: a memory whose text has changed since is encoded afresh
     codes: npt.NDArray[np.int8]
     scales: npt.NDArray[np.float32]
+    # The words read before the text (IndexDocument.replies_to: the message a reply answers), whose
+    # rows come first and count as the text's do; a reply's words alone rarely name what they are about.
+    lead: str = ""
 
     @classmethod
-    def of(cls, text: str, states: TokenStates) -> StoredStates:
+    def of(cls, text: str, states: TokenStates, lead: str = "") -> StoredStates:
         peak = np.abs(states.vectors).max(axis=1, initial=0.0).astype(np.float32)
         scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
         codes = np.rint(states.vectors / scales[:, None]).astype(np.int8)
-        return cls(text, codes, scales)
+        return cls(text, codes, scales, lead)
 
     def vectors(self) -> npt.NDArray[np.float32]:
         return self.codes.astype(np.float32) * self.scales[:, None]

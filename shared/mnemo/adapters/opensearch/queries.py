@@ -88,9 +88,10 @@ def document_id(tenant: str, memory_id: str) -> str:
 
 
 def document_source(doc: IndexDocument) -> dict[str, Any]:
-    """The stored document: every IndexDocument field, `vector` only when there is one, and
-    `text_tokens` (what the local index counts; the mnemo_text analyzer yields the same tokens)."""
-    source = doc.model_dump(mode="json", exclude={"vector", "index_ids"})
+    """The stored document: every IndexDocument field but `replies_to` (only the local reranker reads
+    it), `vector` only when there is one, and `text_tokens` (what the local index counts; the
+    mnemo_text analyzer yields the same tokens)."""
+    source = doc.model_dump(mode="json", exclude={"vector", "index_ids", "replies_to"})
     source["text_tokens"] = len(tokenize(doc.text))
     if doc.vector is not None:
         source["vector"] = list(doc.vector)

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from mnemo.domain.extraction import CATEGORIES, Category, Entity, Extraction
 from mnemo.domain.graph import Link, canonical_key, entity_key, graph_key
 from mnemo.domain.models import Enrichment, EnrichmentState, Memory, Status
+from mnemo.domain.text import answers
 from mnemo.domain.timestamps import utcnow
 from mnemo.errors import ConflictError, MnemoError
 from mnemo.ports import (
@@ -313,7 +314,9 @@ class EnrichmentService:
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
                                          date_words(memory.said_at)]))
-        document = self._document(memory, extraction, entities, vector, context, all_links)
+        replies_to = previous_words(previous.normalized_text) if previous and answers(
+            previous.normalized_text, extraction.normalized_text) else ""
+        document = self._document(memory, extraction, entities, vector, context, all_links, replies_to)
         index_ids = self._index.upsert([document])
         batch.planned(memory, entities, links)
         return Derived(extraction.category, entities, extraction.importance, index_ids.get(memory.id, []), change, groups,
@@ -327,9 +330,11 @@ class EnrichmentService:
         document = derived.document
         if document is None:
             return derived
-        context = date_words(memory.said_at) if derived.previous_id in gone else document.context
+        answered = derived.previous_id not in gone
+        context = document.context if answered else date_words(memory.said_at)
         rebuilt = document.model_copy(update={
             "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
+            "replies_to": document.replies_to if answered else "",
             "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too
         index_ids = self._index.upsert([rebuilt]).get(memory.id, derived.index_ids)
         logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
@@ -395,7 +400,7 @@ class EnrichmentService:
 
     def _document(
         self, memory: Memory, extraction: Extraction, entities: list[str], vector: list[float], context: str,
-        links: dict[str, float],
+        links: dict[str, float], replies_to: str,
     ) -> IndexDocument:
         return IndexDocument(
             tenant=memory.tenant,
@@ -408,6 +413,7 @@ class EnrichmentService:
             status=memory.status,
             text=extraction.normalized_text,
             context=context,
+            replies_to=replies_to,
             category=extraction.category,
             entities=entities,
             captured_at=memory.captured_at,

@@ -1,0 +1,71 @@
+"""Issue 28, round 12: a reply's token states read after the words it answers, when speaker labels
+say it is a reply (`mnemo.domain.text.answers`).
+
+Round 11 measured the predecessor's last 6 words encoded before every memory (its rows kept, x1.0):
+LoCoMo gained 0.011, LongMemEval lost a multi-session question, since there consecutive memories are
+one user's messages (the assistant's replies between them are not memories). Here the words are read
+only where both the memory and its predecessor start with a speaker label and the labels differ, as
+`EnrichmentPipeline` and the local index now do: every LoCoMo turn after the first of a session
+("Caroline: ...", "Melanie: ..." alternate), no LongMemEval turn (none carries a label and follows
+another's). The rows:
+
+- "prescored 100 (before)": round 9's ranking, each memory's states of its text alone.
+- "replies read after what they answer (shipped)": the gated states, the rest unchanged.
+- "every memory after its predecessor (round 11)": the ungated states, for comparison.
+
+    PYTHONPATH=shared:. .venv/bin/python bench/issue28_round12.py --locomo /work/shared/bench/locomo-dev.json \\
+        --longmemeval /work/shared/bench/longmemeval-s-dev.json.gz
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "shared"), str(REPO)]
+
+from bench import issue28_round9  # noqa: E402
+from bench.issue28_round3 import Ranker, arguments, run  # noqa: E402
+from bench.issue28_round6 import TOKENS  # noqa: E402
+from bench.issue28_round7 import _stored  # noqa: E402
+from bench.issue28_round9 import text_states  # noqa: E402
+from mnemo.domain.text import answers  # noqa: E402
+from mnemo.services.enrichment.pipeline import previous_words  # noqa: E402
+
+
+def _leads(ctx: dict[str, Any], gated: bool) -> dict[str, str]:
+    """Each memory's lead: its predecessor's last words, within the session (and, gated, only for a reply)."""
+    turns, out = ctx["turns"], {}
+    for i, t in enumerate(turns):
+        before = turns[i - 1].content if i > 0 and turns[i - 1].session == t.session else ""
+        out[t.dia_id] = previous_words(before) if before and (not gated or answers(before, t.content)) else ""
+    return out
+
+
+def lead_states(gated: bool) -> issue28_round9.States:
+    """The local index's states: of the lead and the text in one pass, every row kept."""
+    def states(ctx: dict[str, Any], ids: Sequence[str]) -> list[np.ndarray]:
+        raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
+        lead = ctx.setdefault(("lead", gated), _leads(ctx, gated))
+        return [_stored(s, "int8") for s in TOKENS.token_states([f"{lead[m]} {raw[m]}".lstrip() for m in ids])]
+    return states
+
+
+VARIANTS: dict[str, Ranker] = {
+    "prescored 100 (before)": issue28_round9.prescored(100, states=text_states),
+    "replies read after what they answer": issue28_round9.prescored(100, states=lead_states(gated=True)),
+    "every memory after its predecessor": issue28_round9.prescored(100, states=lead_states(gated=False)),
+}
+
+
+def main() -> int:
+    return run(VARIANTS, arguments(__doc__).parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
