@@ -10,8 +10,9 @@ only where both the memory and its predecessor start with a speaker label and th
 another's). The rows:
 
 - "prescored 100 (before)": round 9's ranking, each memory's states of its text alone.
-- "replies read after what they answer (shipped)": the gated states, the rest unchanged.
-- "every memory after its predecessor (round 11)": the ungated states, for comparison.
+- "replies after 10 words (shipped)": the gated states (`REPLY_LEAD_WORDS`), the rest unchanged;
+  the same after 6, 8, 12, 16 words or the whole predecessor: the sweep that chose 10.
+- "every memory after 6 words": round 11's ungated states, for comparison.
 
     PYTHONPATH=shared:. .venv/bin/python bench/issue28_round12.py --locomo /work/shared/bench/locomo-dev.json \\
         --longmemeval /work/shared/bench/longmemeval-s-dev.json.gz
@@ -35,31 +36,36 @@ from bench.issue28_round6 import TOKENS  # noqa: E402
 from bench.issue28_round7 import _stored  # noqa: E402
 from bench.issue28_round9 import text_states  # noqa: E402
 from mnemo.domain.text import answers  # noqa: E402
-from mnemo.services.enrichment.pipeline import previous_words  # noqa: E402
+from mnemo.services.enrichment.pipeline import PREVIOUS_CONTEXT_WORDS, REPLY_LEAD_WORDS  # noqa: E402
 
 
-def _leads(ctx: dict[str, Any], gated: bool) -> dict[str, str]:
-    """Each memory's lead: its predecessor's last words, within the session (and, gated, only for a reply)."""
+def _leads(ctx: dict[str, Any], gated: bool, words: int | None) -> dict[str, str]:
+    """Each memory's lead: its predecessor's last `words` (None: all of it), within the session (and,
+    gated, only for a reply)."""
     turns, out = ctx["turns"], {}
     for i, t in enumerate(turns):
         before = turns[i - 1].content if i > 0 and turns[i - 1].session == t.session else ""
-        out[t.dia_id] = previous_words(before) if before and (not gated or answers(before, t.content)) else ""
+        lead = " ".join(before.split()[-words:]) if words else before
+        out[t.dia_id] = lead if before and (not gated or answers(before, t.content)) else ""
     return out
 
 
-def lead_states(gated: bool) -> issue28_round9.States:
+def lead_states(gated: bool, words: int | None = REPLY_LEAD_WORDS) -> issue28_round9.States:
     """The local index's states: of the lead and the text in one pass, every row kept."""
     def states(ctx: dict[str, Any], ids: Sequence[str]) -> list[np.ndarray]:
         raw = ctx.setdefault("raw", {t.dia_id: t.content for t in ctx["turns"]})
-        lead = ctx.setdefault(("lead", gated), _leads(ctx, gated))
+        lead = ctx.setdefault(("lead", gated, words), _leads(ctx, gated, words))
         return [_stored(s, "int8") for s in TOKENS.token_states([f"{lead[m]} {raw[m]}".lstrip() for m in ids])]
     return states
 
 
 VARIANTS: dict[str, Ranker] = {
     "prescored 100 (before)": issue28_round9.prescored(100, states=text_states),
-    "replies read after what they answer": issue28_round9.prescored(100, states=lead_states(gated=True)),
-    "every memory after its predecessor": issue28_round9.prescored(100, states=lead_states(gated=False)),
+    f"replies after {REPLY_LEAD_WORDS} words (shipped)": issue28_round9.prescored(100, states=lead_states(gated=True)),
+    **{f"replies after {n or 'all the'} words": issue28_round9.prescored(100, states=lead_states(True, n))
+       for n in (PREVIOUS_CONTEXT_WORDS, 8, 12, 16, None)},
+    f"every memory after {PREVIOUS_CONTEXT_WORDS} words": issue28_round9.prescored(
+        100, states=lead_states(False, PREVIOUS_CONTEXT_WORDS)),
 }
 
 

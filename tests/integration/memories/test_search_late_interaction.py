@@ -12,7 +12,7 @@ import pytest
 
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, LateInteractionReranker, _query_rows, max_sim
 from mnemo.domain.models import Memory
-from mnemo.services.enrichment.pipeline import previous_words
+from mnemo.services.enrichment.pipeline import REPLY_LEAD_WORDS, previous_words
 from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY, auth
 from tests.integration.surfaces.test_profile_thrindex import enrich
@@ -149,7 +149,7 @@ def test_enrichment_keeps_each_memorys_token_states_so_a_search_encodes_only_the
     assert dana[ASIDE] not in [r["id"] for r in search(http, "dana")]
 
 
-QUESTION = "Melanie: How often do you go running these days?"
+QUESTION = "Melanie: So tell me, how often do you go running these days?"  # 12 words: the lead, its last 10
 REPLY = "Caroline: Three times a week; it keeps me on track."
 SAME_SPEAKER = "Caroline: I adopted a puppy last month."
 
@@ -163,7 +163,7 @@ def test_a_reply_is_read_after_the_words_it_answers_until_they_are_erased(http, 
     enrich(aws)
     index, encoder = container.index(), container.reranker._encoder
     held = index.token_states_of(principal.tenant, list(ids.values()))
-    lead = previous_words(QUESTION)
+    lead = previous_words(QUESTION, REPLY_LEAD_WORDS)
     assert held[ids[REPLY]].lead == lead and held[ids[REPLY]].text == REPLY
     assert held[ids[SAME_SPEAKER]].lead == "" and held[ids[QUESTION]].lead == ""  # not replies
     alone, read_after = encoder.token_states([REPLY, f"{lead} {REPLY}"])
@@ -205,7 +205,7 @@ def test_a_reply_whose_question_is_erased_while_it_is_enriched_keeps_none_of_its
     held = container.index().token_states_of(principal.tenant, [reply])[reply]
     assert held.text == REPLY
     if not erase:
-        assert held.lead == previous_words(QUESTION)
+        assert held.lead == previous_words(QUESTION, REPLY_LEAD_WORDS)
         return
     assert done and done[0].memory_ids == [question]
     alone = container.reranker._encoder.token_states([REPLY])[0]

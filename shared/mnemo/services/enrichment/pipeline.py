@@ -60,12 +60,16 @@ SEQUENCE_WINDOW = timedelta(minutes=30)
 # (issue 28: LongMemEval_S dev turn recall_all@5 0.724 -> 0.829, LoCoMo dev recall@5 0.661 -> 0.659;
 # bench/README.md).
 PREVIOUS_CONTEXT_WORDS = 6
+# Of a message another speaker's reply answers, the last words the local index reads the reply after
+# (`IndexDocument.replies_to`): 6 to 16 give LoCoMo dev 0.696-0.701, 10 the most, the whole message
+# 0.694 (bench/README.md "Issue 28, round 12").
+REPLY_LEAD_WORDS = 10
 SAME_MOMENT = timedelta(hours=6)
 
 
-def previous_words(text: str) -> str:
+def previous_words(text: str, count: int = PREVIOUS_CONTEXT_WORDS) -> str:
     """The context a memory takes from the one captured before it: that memory's last words."""
-    return " ".join(text.split()[-PREVIOUS_CONTEXT_WORDS:])
+    return " ".join(text.split()[-count:])
 
 
 def reading_on_record(memory: Memory) -> Extraction:
@@ -314,7 +318,7 @@ class EnrichmentService:
         all_links = {link.other_id: link.weight for link in batch.with_incoming(memory, change.links)}
         context = " ".join(filter(None, [previous_words(previous.normalized_text) if previous else "",
                                          date_words(memory.said_at)]))
-        replies_to = previous_words(previous.normalized_text) if previous and answers(
+        replies_to = previous_words(previous.normalized_text, REPLY_LEAD_WORDS) if previous and answers(
             previous.normalized_text, extraction.normalized_text) else ""
         document = self._document(memory, extraction, entities, vector, context, all_links, replies_to)
         index_ids = self._index.upsert([document])
