@@ -334,11 +334,11 @@ class EnrichmentService:
         document = derived.document
         if document is None:
             return derived
-        answered = derived.previous_id not in gone
-        context = document.context if answered else date_words(memory.said_at)
+        previous_kept = derived.previous_id not in gone  # else its words leave the context and replies_to
+        context = document.context if previous_kept else date_words(memory.said_at)
         rebuilt = document.model_copy(update={
             "links": {k: v for k, v in document.links.items() if k not in gone}, "context": context,
-            "replies_to": document.replies_to if answered else "",
+            "replies_to": document.replies_to if previous_kept else "",
             "index_ids": [*document.index_ids, *derived.index_ids]})  # the copy just written goes too
         index_ids = self._index.upsert([rebuilt]).get(memory.id, derived.index_ids)
         logger.info("neighbour erased during enrichment; links and context to it were undone", extra={"memory_id": memory.id})
