@@ -18,7 +18,6 @@ import hashlib
 import json
 import pickle
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -89,17 +88,8 @@ def stem_field(boost: float) -> None:
     stem = functools.lru_cache(maxsize=None)(snowballstemmer.stemmer("english").stemWord)
 
     class Stemmed(local_index._Field):
-        def add(self, row: int, text: str) -> None:
-            super().add(row, "")  # grows the arrays, records an empty row
-            self.row_terms[row] = counts = Counter(stem(w) for w in tokenize(text))
-            self.lengths[row] = sum(counts.values())
-            self.total_len += int(self.lengths[row])
-            for term, tf in counts.items():
-                rows, tfs = self.postings.setdefault(term, ([], []))
-                rows.append(row)
-                tfs.append(tf)
-                self.arrays.pop(term, None)
-                self.doc_freq[term] += 1
+        def terms(self, text: str) -> list[str]:
+            return [stem(w) for w in tokenize(text)]
 
         def scores(self, terms: set[str], doc_count: int, out: np.ndarray, weight: float) -> None:
             super().scores({stem(t) for t in terms}, doc_count, out, weight)

@@ -46,8 +46,12 @@ class _Field:
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(_INITIAL_ROWS, dtype=np.float32))
     total_len: int = 0
 
+    def terms(self, text: str) -> list[str]:
+        """The field's tokens of a text (the ablation bench's stemmed field overrides this)."""
+        return tokenize(text)
+
     def add(self, row: int, text: str) -> None:
-        counts = Counter(tokenize(text))
+        counts = Counter(self.terms(text))
         if row >= self.lengths.shape[0]:
             self.lengths = np.concatenate([self.lengths, np.zeros(max(row + 1, self.lengths.shape[0]), np.float32)])
         self.lengths[row] = sum(counts.values())

@@ -68,7 +68,8 @@ SAME_MOMENT = timedelta(hours=6)
 
 
 def previous_words(text: str, count: int = PREVIOUS_CONTEXT_WORDS) -> str:
-    """The context a memory takes from the one captured before it: that memory's last words."""
+    """That memory's last `count` words: the context a memory takes from the one captured before it,
+    or (`REPLY_LEAD_WORDS`) the lead a reply is read after."""
     return " ".join(text.split()[-count:])
 
 
