@@ -10,6 +10,14 @@ from mnemo.domain.text import answers, speaker
     ("Dr. Lee: Take it twice a day.", "Dr. Lee"),
     ("Mary Ann Smith: See you then!", "Mary Ann Smith"),
     ("User: what's the weather", "User"),
+    ("Zoë: the café was shut", "Zoë"),  # names in any script
+    ("Łukasz Nowak: dzień dobry", "Łukasz Nowak"),
+    ("O'Brien: on my way", "O'Brien"),
+    ("D’Angelo: on my way", "D’Angelo"),
+    ("Jean-Luc Picard: Engage.", "Jean-Luc Picard"),
+    ("Caroline: I said: hello", "Caroline"),  # the first colon ends the label
+    ("AI: how can I help?", None),  # capitals inside a word
+    ("https://example.com: a link", None),
     ("Title case this: the quick brown fox", None),  # an instruction, not a name
     ("Episode 1: the beginning", None),
     ("Four Capitalised Words Here: too long for a name", None),

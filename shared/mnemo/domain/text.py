@@ -25,14 +25,23 @@ def tokenize(text: str) -> list[str]:
 
 
 # A transcript's speaker label: one to three capitalised words and a colon at the start ("Caroline: ",
-# "Dr. Lee: "). Lower-case words after the first ("Title case this: ") make it an instruction, not a name.
-_SPEAKER = re.compile(r"\s*((?:[A-Z][a-z]*\.?)(?: [A-Z][a-z]*\.?){0,2}):\s")
+# "Dr. Lee: ", "Zoë: ", "O'Brien: "). Lower-case words after the first ("Title case this: ") make it an
+# instruction, not a name; digits ("Episode 1: ") and capitals inside a word ("AI: ") are not names either.
+_LABEL = re.compile(r"\s*([^\s:]+(?: [^\s:]+){0,2}):\s")
+_NAME_PARTS = re.compile(r"['’-]")
+
+
+def _name(word: str) -> bool:
+    """A capitalised word of letters (any script), maybe joined by apostrophes or hyphens, maybe
+    abbreviated ("Dr.")."""
+    parts = _NAME_PARTS.split(word.removesuffix("."))
+    return all(p[:1].isupper() and p.isalpha() and (len(p) == 1 or p[1:].islower()) for p in parts)
 
 
 def speaker(text: str) -> str | None:
     """Who the text says is speaking, when it starts with a speaker label."""
-    match = _SPEAKER.match(text)
-    return match.group(1) if match else None
+    match = _LABEL.match(text)
+    return match.group(1) if match and all(map(_name, match.group(1).split(" "))) else None
 
 
 def answers(previous: str, text: str) -> bool:
