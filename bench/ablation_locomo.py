@@ -33,6 +33,7 @@ from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
+from mnemo.domain.text import answers  # noqa: E402
 from mnemo.ports import IndexDocument, SearchQuery  # noqa: E402
 from mnemo.services.enrichment.pipeline import (  # noqa: E402
     ENTITY_LINK_WEIGHT,
@@ -82,6 +83,7 @@ class Variant:
     embed_previous: bool = False  # embed "previous turn + this turn" instead of the turn alone
     previous_words: int = PREVIOUS_CONTEXT_WORDS  # context keeps the last N words of the previous turn (0: all)
     previous_min_cosine: float = -1.0  # the previous turn is context only if its cosine to this turn reaches this
+    reply_words: int | None = None  # a reply (text.answers) keeps this many of its question's words instead (0: all)
     repeats: bool = True  # mode=full's repeat demotion (domain/repeats.py)
 
 
@@ -105,7 +107,10 @@ def build(conv, variant: Variant, embed: Embeddings, extractor: HeuristicExtract
         related = previous and float(matrix[i - 1] @ matrix[i]) >= variant.previous_min_cosine
         if "previous" in variant.context and related:
             words = contents[i - 1].split()
-            context_parts.append(" ".join(words[-variant.previous_words:] if variant.previous_words else words))
+            keep = variant.previous_words
+            if variant.reply_words is not None and answers(contents[i - 1], contents[i]):
+                keep = variant.reply_words
+            context_parts.append(" ".join(words[-keep:] if keep else words))
         if "next" in variant.context and i + 1 < len(conv.turns) and conv.turns[i + 1].session == turn.session:
             context_parts.append(contents[i + 1])
         if "date" in variant.context:

@@ -81,7 +81,7 @@ def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_mem
     assert relevance[dana[ASIDE]] > relevance[dana[TOPIC]] + 0.1
     share = LATE_INTERACTION_SHARE
     keys = [(1 - share) * r["score"] + share * r["explain"]["rerank"] for r in full]
-    assert keys == sorted(keys, reverse=True)  # half fused score, half relevance
+    assert keys == sorted(keys, reverse=True)  # the fused score and the relevance, blended
     assert recording.sizes == [4]  # dana's four memories, not eli's copy, ...
     assert sorted(recording.asked[0]) == sorted(dana.values())  # ... also before the store read
     assert eli[ASIDE] not in relevance
