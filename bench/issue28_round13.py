@@ -5,9 +5,11 @@ Round 6 chose the share (0.5) and round 9 the prescore depth (100) on states of 
 reply's states now carry the question it answers, so its relevance means more than it did. The rows:
 
 - "round 12 (share 0.5)": what round 12 shipped; "share S": the same at another share (0.525 shipped).
-- "depth D": the shipped share, prescoring D candidates instead of 100.
-- "reply context N words": the `context` field of a reply (text.answers) keeps N of its question's
-  words instead of PREVIOUS_CONTEXT_WORDS (6); other memories keep 6.
+- "depth D": share 0.5, prescoring D candidates instead of 100.
+- "reply context N words": share 0.5, the `context` field of a reply (text.answers) keeping N of its
+  question's words instead of PREVIOUS_CONTEXT_WORDS (6); other memories keep 6.
+
+The depth and context rows were measured before the share moved, so they stay at round 12's 0.5.
 
 `--only` takes comma-separated names; `--without-now` reads LongMemEval alone with the clock as `now`
 (the REST bench's "without now"), as the share was also checked.
@@ -31,23 +33,24 @@ from bench import issue28_round9  # noqa: E402
 from bench import longmemeval as lme  # noqa: E402
 from bench.ablation_locomo import Embeddings, Variant, build  # noqa: E402
 from bench.issue28_round3 import DEPTH, Ranker, _context, arguments, run  # noqa: E402
+from bench.issue28_round12 import SHARE as ROUND12_SHARE  # noqa: E402
 from bench.issue28_round12 import lead_states  # noqa: E402
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE  # noqa: E402
 
 SHIPPED = lead_states(gated=True)
 
 VARIANTS: dict[str, Ranker] = {
-    "round 12 (share 0.5)": issue28_round9.prescored(100, 0.5, states=SHIPPED),
+    "round 12 (share 0.5)": issue28_round9.prescored(100, ROUND12_SHARE, states=SHIPPED),
     **{f"share {s}{' (shipped)' if s == LATE_INTERACTION_SHARE else ''}": issue28_round9.prescored(100, s, states=SHIPPED)
        for s in (0.4, 0.45, 0.525, 0.54, 0.55, 0.575, 0.6, 0.65, 0.7)},
-    **{f"depth {d}": issue28_round9.prescored(d, states=SHIPPED) for d in (60, 150)},
+    **{f"depth {d}": issue28_round9.prescored(d, ROUND12_SHARE, states=SHIPPED) for d in (60, 150)},
 }
 
 
 def reply_context(words: int) -> Ranker:
-    """The shipped ranker over an index whose replies keep `words` of their question's words in the
+    """Round 12's ranker over an index whose replies keep `words` of their question's words in the
     `context` field (0: all of it); every other memory keeps PREVIOUS_CONTEXT_WORDS."""
-    ranker = issue28_round9.prescored(100, states=SHIPPED)
+    ranker = issue28_round9.prescored(100, ROUND12_SHARE, states=SHIPPED)
 
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         key = ("reply context", words)
