@@ -29,28 +29,27 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench import issue28_round9  # noqa: E402
 from bench import longmemeval as lme  # noqa: E402
 from bench.ablation_locomo import Embeddings, Variant, build  # noqa: E402
 from bench.issue28_round3 import DEPTH, Ranker, _context, arguments, run  # noqa: E402
 from bench.issue28_round12 import SHARE as ROUND12_SHARE  # noqa: E402
-from bench.issue28_round12 import lead_states  # noqa: E402
+from bench.issue28_round12 import before_focus, lead_states  # noqa: E402
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE  # noqa: E402
 
 SHIPPED = lead_states(gated=True)
 
 VARIANTS: dict[str, Ranker] = {
-    "round 12 (share 0.5)": issue28_round9.prescored(100, ROUND12_SHARE, states=SHIPPED),
-    **{f"share {s}{' (shipped)' if s == LATE_INTERACTION_SHARE else ''}": issue28_round9.prescored(100, s, states=SHIPPED)
+    "round 12 (share 0.5)": before_focus(100, ROUND12_SHARE, states=SHIPPED),
+    **{f"share {s}{' (shipped)' if s == LATE_INTERACTION_SHARE else ''}": before_focus(100, s, states=SHIPPED)
        for s in (0.4, 0.45, 0.525, 0.54, 0.55, 0.575, 0.6, 0.65, 0.7)},
-    **{f"depth {d}": issue28_round9.prescored(d, ROUND12_SHARE, states=SHIPPED) for d in (60, 150)},
+    **{f"depth {d}": before_focus(d, ROUND12_SHARE, states=SHIPPED) for d in (60, 150)},
 }
 
 
 def reply_context(words: int) -> Ranker:
     """Round 12's ranker over an index whose replies keep `words` of their question's words in the
     `context` field (0: all of it); every other memory keeps PREVIOUS_CONTEXT_WORDS."""
-    ranker = issue28_round9.prescored(100, ROUND12_SHARE, states=SHIPPED)
+    ranker = before_focus(100, ROUND12_SHARE, states=SHIPPED)
 
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         key = ("reply context", words)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,18 @@ from bench.issue28_round3 import DEPTH, Ranker, _search, arguments, run  # noqa:
 from bench.issue28_round6 import TOKENS  # noqa: E402
 from bench.issue28_round7 import _stored, late  # noqa: E402
 from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, _query_rows, max_sims  # noqa: E402
-from mnemo.domain import scoring  # noqa: E402
+from mnemo.domain import query, scoring  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
 from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
 Relevance = Callable[[np.ndarray, Sequence[np.ndarray]], list[float]]
 States = Callable[[dict[str, Any], Sequence[str]], list[np.ndarray]]
+Focus = Callable[[str, Any], tuple[date, date] | None]
+
+
+def no_focus(question: str, now: Any) -> None:
+    """The search before round 14 read the days a question names (`query.focus`)."""
+    return None
 
 
 def text_states(ctx: dict[str, Any], ids: Sequence[str]) -> list[np.ndarray]:
@@ -48,13 +55,16 @@ def text_states(ctx: dict[str, Any], ids: Sequence[str]) -> list[np.ndarray]:
 
 def prescored(depth: int, share: float = LATE_INTERACTION_SHARE, *, relevance: Relevance = max_sims,
               states: States = text_states, prescore: Callable[..., scoring.Scored] = scoring.prescored,
-              rerank: Callable[..., list[scoring.Ranked]] = scoring.reranked) -> Ranker:
+              rerank: Callable[..., list[scoring.Ranked]] = scoring.reranked, focus: Focus = query.focus,
+              weights: scoring.Weights = scoring.DEFAULT_WEIGHTS, score: Callable[..., scoring.Scored] = scoring.score
+              ) -> Ranker:
     """`MemorySearch.search`'s steps with a prescoring reranker (services/memory/search.py). The
     keywords are round 11's variations: how the relevance is computed, over which token vectors, and
-    how the prescore and the rerank blend it."""
+    how the prescore and the rerank blend it; and round 14's: the days a question names (`focus`), the
+    weights that lift what was captured in them, and how (`score`)."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         top_k = ctx["k"]  # what the REST benches ask: 10 on LoCoMo, 50 on LongMemEval (session recall@10)
-        scored = scoring.score(_search(ctx, q, qv), now=now)
+        scored = score(_search(ctx, q, qv), now=now, weights=weights, focus=focus(q, now))
         head = scored.best_ids(depth)
         rows = _query_rows(TOKENS.token_states([q])[0])
         relevant = dict(zip(head, relevance(rows, states(ctx, head)), strict=True))

@@ -6,7 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from mnemo.domain.dates import find, resolve, strip
+from mnemo.domain.dates import find, resolve, strip, window
+from mnemo.domain.query import focus
 
 THU = datetime.fromisoformat("2024-03-14T18:30:00+01:00")  # Thursday 14 March 2024
 
@@ -53,3 +54,37 @@ def test_no_date_is_none_and_strip_removes_the_date_words() -> None:
     assert strip("I visited Kyoto last week") == "I visited Kyoto"
     assert strip("I attended the Web Summit on 13 November 2023") == "I attended the Web Summit"
     assert strip("I am flying to Lisbon next Friday") == "I am flying to Lisbon"
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("last month", (date(2024, 2, 1), date(2024, 2, 29))),  # a month: every day of it
+    ("two months ago", (date(2024, 1, 1), date(2024, 1, 31))),
+    ("in May 2023", (date(2023, 5, 1), date(2023, 5, 31))),
+    ("last year", (date(2023, 1, 1), date(2023, 12, 31))),
+    ("since 2019", (date(2019, 1, 1), date(2019, 12, 31))),
+    ("a week ago", (date(2024, 3, 4), date(2024, 3, 10))),  # said loosely: the days around 7 March
+    ("last week", (date(2024, 3, 4), date(2024, 3, 10))),
+    ("this weekend", (date(2024, 3, 16), date(2024, 3, 17))),
+    ("three days ago", (date(2024, 3, 11), date(2024, 3, 11))),  # a day: that day
+    ("on October 13, 2023", (date(2023, 10, 13), date(2023, 10, 13))),
+])
+def test_a_window_covers_the_days_the_expression_names(text: str, days: tuple[date, date]) -> None:
+    assert window(f"What did I do {text}?", THU, future=False) == days
+
+
+def test_in_before_a_date_that_is_ago_does_not_make_it_the_future() -> None:
+    """"participated in a week ago" is a week ago; "in a week" alone is a week ahead."""
+    past, ahead = "the event I participated in a week ago", "the event I am going to in a week"
+    assert find(past, THU, future=False) == (date(2024, 3, 7), (past.index("a week ago"), len(past)))
+    assert find(ahead, THU, future=True) == (date(2024, 3, 21), (ahead.index("in a week"), len(ahead)))
+    assert window("I love Thai food.", THU, future=False) is None
+
+
+def test_a_search_focuses_on_past_days_only() -> None:
+    """A question's days are read as the past against `now`; days that start after it ("this weekend"
+    asked on a Thursday) name plans, which no memory was captured in, so they are no focus."""
+    assert focus("Where did I eat last week?", THU) == (date(2024, 3, 4), date(2024, 3, 10))
+    assert focus("What did I do yesterday?", THU) == (date(2024, 3, 13),) * 2
+    assert focus("What should I cook this weekend?", THU) is None
+    assert window("What should I cook this weekend?", THU, future=False) == (date(2024, 3, 16), date(2024, 3, 17))
+    assert focus("What should I cook for dinner?", THU) is None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, calibrate, fuse, length_factor
+from mnemo.domain.scoring import DEFAULT_WEIGHTS, Candidate, calibrate, fuse, length_factor, score
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -70,3 +70,35 @@ def test_scores_stay_in_the_unit_interval_and_components_rebuild_the_score() -> 
         assert parts["raw"] == pytest.approx(weights.lexical * parts["lexical"] + weights.semantic * parts["semantic"]
                                              + weights.importance * parts["importance"] + weights.recency * parts["recency"])
         assert r.score == pytest.approx(calibrate(parts["raw"]))
+
+
+def test_the_days_a_question_names_lift_what_was_captured_in_them() -> None:
+    """The same words said on 13, 14 and 20 October: without a focus the newest wins (recency); the day
+    the question names decides instead, either way round. The lift fades over the margin, and the day
+    is the asker's (`now`'s offset)."""
+    said = {"m13": datetime(2023, 10, 13, 20, tzinfo=UTC), "m14": datetime(2023, 10, 14, 9, tzinfo=UTC),
+            "m20": datetime(2023, 10, 20, 9, tzinfo=UTC)}
+    rows = [Candidate(mid, lexical=3.0, semantic=0.4, captured_at=when) for mid, when in said.items()]
+
+    def best(focus: tuple[date, date] | None, now: datetime = NOW) -> str:
+        return score(rows, now=now, focus=focus).best_ids(1)[0]
+
+    plain = score(rows, now=NOW)
+    assert plain.best_ids(3) == ["m20", "m14", "m13"] and "when" not in plain.parts
+    assert best((date(2023, 10, 13),) * 2) == "m13"
+    assert best((date(2023, 10, 20),) * 2) == "m20"
+    when = dict(zip(said, score(rows, now=NOW, focus=(date(2023, 10, 13),) * 2).parts["when"], strict=True))
+    assert DEFAULT_WEIGHTS.focus_margin_days == 2
+    assert when == pytest.approx({"m13": 1.0, "m14": 2 / 3, "m20": 0.0})  # a day out keeps 2/3, a week out nothing
+    east = datetime(2023, 10, 21, tzinfo=timezone(timedelta(hours=5)))  # 13 October 20:00 UTC is the 14th there
+    assert score(rows, now=east, focus=(date(2023, 10, 14),) * 2).parts["when"][:2] == [1.0, 1.0]
+
+
+def test_the_focus_raises_a_hit_its_cosine_lifted_too() -> None:
+    """In a small store a hit's score is often its cosine's lift (`SEMANTIC_EVIDENCE`), above what its
+    sum calibrates to; the focus is added to the sum that lift stands for, so it still tells apart
+    two such hits said on different days. Without a lift the score is unchanged."""
+    lifted = calibrate(0.2, cosine=0.8)
+    assert lifted > calibrate(0.2) and calibrate(0.2, cosine=0.8, lift=0.0) == lifted
+    assert calibrate(0.2, cosine=0.8, lift=DEFAULT_WEIGHTS.focus) > lifted + 0.1
+    assert calibrate(0.2, lift=0.1) == pytest.approx(calibrate(0.3))  # no lift from the cosine: the sum's own

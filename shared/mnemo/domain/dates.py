@@ -47,7 +47,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(src, re.I
     (r"\byesterday\b|\blast night\b", "-1"),
     (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", "0"),
     (rf"\b{_COUNT} (?P<unit>day|week|month|year)s? ago\b", "ago"),
-    (rf"\bin {_COUNT} (?P<unit>day|week)s?\b", "in"),
+    (rf"\bin {_COUNT} (?P<unit>day|week)s?\b(?! ago)", "in"),  # not "participated in a week ago"
     (r"\b(?P<rel>last|next) (?P<unit>week|month|year)\b", "rel"),
     (r"\bthis weekend\b", "weekend"),
     (rf"\b(?P<rel>next|last|this|on|coming) {_WD}\b", "wd"),
@@ -164,18 +164,46 @@ def _resolve(match: re.Match[str], kind: str, today: date, future: bool) -> date
     return None
 
 
-def find(text: str, said: datetime, *, future: bool) -> tuple[date, tuple[int, int]] | None:
-    """The day the first date expression of `text` names and that expression's span; None without one."""
-    today = said.date()  # `said` in its own offset: the day the speaker lived
-    best: tuple[int, re.Match[str], str] | None = None
+def _first(text: str) -> tuple[re.Match[str], str] | None:
+    """The earliest date expression of `text` and its kind."""
+    best: tuple[re.Match[str], str] | None = None
     for pattern, kind in _PATTERNS:
         m = pattern.search(text)
-        if m and (best is None or m.start() < best[0]):
-            best = (m.start(), m, kind)
-    if best is None:
+        if m and (best is None or m.start() < best[0].start()):
+            best = (m, kind)
+    return best
+
+
+def find(text: str, said: datetime, *, future: bool) -> tuple[date, tuple[int, int]] | None:
+    """The day the first date expression of `text` names and that expression's span; None without one."""
+    first = _first(text)
+    if first is None:
         return None
-    day = _resolve(best[1], best[2], today, future)
-    return (day, best[1].span()) if day else None
+    day = _resolve(first[0], first[1], said.date(), future)  # `said` in its own offset: the day the speaker lived
+    return (day, first[0].span()) if day else None
+
+
+def window(text: str, said: datetime, *, future: bool) -> tuple[date, date] | None:
+    """The days (first, last) the first date expression of `text` covers: a month for "last month" or
+    "in May 2023", a year for "last year", the week around the day for "a week ago" or "last week"
+    (said loosely), the weekend for "this weekend", else the one day; None without one."""
+    first = _first(text)
+    if first is None:
+        return None
+    match, kind = first
+    day = _resolve(match, kind, said.date(), future)
+    if day is None:
+        return None
+    unit = (match.groupdict().get("unit") or "").casefold()
+    if kind in ("my", "m") or unit == "month":
+        return day, _shift_month(day, 1) - timedelta(days=1)
+    if kind == "y" or unit == "year":
+        return day, date(day.year, 12, 31)
+    if unit == "week":
+        return day - timedelta(days=3), day + timedelta(days=3)
+    if kind == "weekend":
+        return day, day + timedelta(days=6 - day.weekday())
+    return day, day
 
 
 def resolve(text: str, said: datetime, *, future: bool) -> datetime | None:

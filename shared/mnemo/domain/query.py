@@ -5,6 +5,8 @@ scored: pure functions, so the service stays one call per step. docs/scoring.md 
   them gain BM25; its embedding is blended into the query vector with `CONTEXT_WEIGHT`.
 - Read-your-writes: a memory still pending (or failed) enrichment is not in the index; the service
   reads the newest of them from the store and scores them here with the lexical signal only.
+- The days a question names ("last week", "on 13 October 2023"), read against the search's `now`:
+  memories captured in them are lifted (`scoring.Weights.focus`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import date, datetime
 
+from mnemo.domain import dates
 from mnemo.domain.models import Memory
 from mnemo.domain.scoring import Candidate, Candidates, bm25_idf, bm25_term
 from mnemo.domain.text import tokenize
@@ -29,6 +33,14 @@ UNINDEXED_IDF = bm25_idf(1000, 10)
 def lexical_text(query: str, context: str | None) -> str:
     """The lexical leg's text: the query, plus the task context's words when there is one."""
     return f"{query} {context.strip()}" if context and context.strip() else query
+
+
+def focus(query: str, now: datetime) -> tuple[date, date] | None:
+    """The days (first, last) the query's first date expression names, read as the past against `now`
+    ("last month", "a week ago", "in May 2023"); None without one, or when they start after `now`'s
+    day ("this weekend" asks about plans, and no memory is captured in the future)."""
+    days = dates.window(query, now, future=False)
+    return days if days is not None and days[0] <= now.date() else None
 
 
 def blend(query_vector: Sequence[float], context_vector: Sequence[float], weight: float = CONTEXT_WEIGHT) -> list[float]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 BM25_K1 = 1.2
@@ -23,7 +23,8 @@ LEXICAL_HALF_SCORE = 6.0
 
 @dataclass(frozen=True)
 class Weights:
-    """How much each signal contributes to the fused score (they sum to 1)."""
+    """How much each signal contributes to the fused score (the four signals sum to 1), and how the
+    score is then shaped (graph, recency, focus, length, calibration)."""
 
     lexical: float = 0.5
     semantic: float = 0.4
@@ -32,6 +33,12 @@ class Weights:
     graph_decay: float = 0.5  # a neighbour inherits this share of its parent's score × link weight
     graph_parents: int = 5  # how many top hits lend their neighbours a score
     recency_half_life_days: float = 180.0
+    # Added to the sum of a memory captured inside the days the question names ("last week", "on 13
+    # October 2023": `dates.window`), fading to nothing `focus_margin_days` + 1 days outside them (a
+    # question's "a week ago" is said loosely). Where a question names a day, being said that day is
+    # evidence in itself ("What did Maria plan for the evening of 7 July 2023?"). bench/README.md round 14.
+    focus: float = 0.1
+    focus_margin_days: int = 2
     length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
     # Calibration: a monotone piecewise-linear map from the weighted sum onto the score callers see, so a
     # threshold means something (docs/scoring.md, bench/score_calibration.py). Knots (raw, calibrated):
@@ -203,10 +210,14 @@ def length_factor(text_tokens: int | None, pivot_tokens: float) -> float:
 
 
 def calibrate(raw: float, knots: Sequence[tuple[float, float]] = DEFAULT_WEIGHTS.calibration, *,
-              cosine: float | None = None) -> float:
+              cosine: float | None = None, lift: float = 0.0) -> float:
     """The calibrated score of a raw weighted sum: linear between the knots, clamped to [0, 1]; at least
-    the `SEMANTIC_EVIDENCE` lift of the hit's `cosine` when one is given."""
-    return max(_through_knots(clamp01(raw), knots), semantic_evidence(cosine))
+    the `SEMANTIC_EVIDENCE` lift of the hit's `cosine` when one is given. A `lift` (the focus) is added
+    to the sum, or to the sum that lift stands for where it decides, so it raises a lifted hit too."""
+    evidence = semantic_evidence(cosine)
+    if not lift:
+        return max(_through_knots(clamp01(raw), knots), evidence)
+    return _through_knots(clamp01(max(raw, _sum_of(evidence, knots)) + lift), knots)
 
 
 def semantic_evidence(cosine: float | None) -> float:
@@ -222,6 +233,14 @@ def _through_knots(raw: float, knots: Sequence[tuple[float, float]]) -> float:
         if raw <= x1:
             return clamp01(y0 + (y1 - y0) * (raw - x0) / (x1 - x0)) if x1 > x0 else clamp01(y1)
     return clamp01(knots[-1][1])
+
+
+def _sum_of(score: float, knots: Sequence[tuple[float, float]]) -> float:
+    """The raw sum `_through_knots` maps onto `score` (the knots rise strictly; 0 for a score of 0)."""
+    for (x0, y0), (x1, y1) in zip(knots, knots[1:], strict=False):
+        if score <= y1:
+            return x0 + (x1 - x0) * (score - y0) / (y1 - y0) if y1 > y0 else x0
+    return knots[-1][0]
 
 
 def recency_score(captured_at: datetime | None, now: datetime, half_life_days: float) -> float:
@@ -285,7 +304,19 @@ def prescored(scored: Scored, relevance: Mapping[str, float], share: float, dept
                    + rest)
 
 
-def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS) -> Scored:
+def focus_score(captured_at: datetime | None, focus: tuple[date, date], margin_days: int, now: datetime) -> float:
+    """1 for a memory captured inside the `focus` days (in `now`'s offset, the asker's), falling linearly
+    to 0 at `margin_days` + 1 days outside them; 0 when the capture time is unknown."""
+    if captured_at is None:
+        return 0.0
+    day = captured_at.astimezone(now.tzinfo).date() if now.tzinfo else captured_at.date()
+    first, last = focus
+    gap = (first - day).days if day < first else (day - last).days if day > last else 0
+    return max(0.0, 1.0 - gap / (margin_days + 1))
+
+
+def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS,
+          focus: tuple[date, date] | None = None) -> Scored:
     """Each candidate's weighted sum of normalised signals, as columns, with the rows best first
     (ties by id). Column arithmetic, one comprehension per signal: a search fuses up to ~800
     candidates and only the few it returns become `Ranked` objects (bench/index_scale.py)."""
@@ -303,12 +334,18 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     raw = [wl * a + ws * b + wi * i + wr * r for a, b, i, r in zip(lexical, semantic, importance, recency, strict=True)]
     knots = weights.calibration
     # A hit that shares a word with the query is lifted by its cosine alone (semantic_evidence).
-    scores = [calibrate(v, knots, cosine=s if lx > 0 else None) for v, s, lx in zip(raw, c.semantic, c.lexical, strict=True)]
+    # The days the question names (`dates.window`) lift what was captured in them.
+    when = [focus_score(t, focus, weights.focus_margin_days, now) for t in c.captured_at] if focus else []
+    lift = [weights.focus * w for w in when] if when else [0.0] * len(raw)
+    scores = [calibrate(v, knots, cosine=s if lx > 0 else None, lift=f)
+              for v, s, lx, f in zip(raw, c.semantic, c.lexical, lift, strict=True)]
     # Best first, ties by id: two C-keyed sorts (the second is stable) instead of a tuple key per row.
     order = sorted(range(len(c.ids)), key=c.ids.__getitem__)
     order.sort(key=[-v for v in scores].__getitem__)
     parts = {"lexical": lexical, "semantic": semantic, "importance": importance, "recency": recency,
              "raw": [clamp01(v) for v in raw]}
+    if when:
+        parts["when"] = when
     return Scored(c, scores, parts, order)
 
 

@@ -56,3 +56,31 @@ def test_service_search_reads_recency_against_the_command_now(container, princip
     assert scores("2020-01-02")[ids[OLD]] > 0.99 and scores("2024-01-02")[ids[OLD]] < 0.01
     with pytest.raises(ValueError, match="now: only a search has a reference time"):
         RetrieveCommand(now="2024-01-02")  # a browse has no scores to read against it
+
+
+def test_the_days_a_question_names_are_read_against_now(http, aws) -> None:
+    """Two notes alike but for the day they were captured (5 and 12 March 2024): "a week ago", read
+    against `now`, picks the one said then, and an absolute day picks its own, either way round."""
+    ids = {}
+    for when in ("2024-03-05T10:00:00Z", "2024-03-12T10:00:00Z"):
+        created = http.post("/v1/memories", headers=auth(), json={
+            "content": "We talked through the venue options for the wedding", "user_id": "dana", "captured_at": when,
+            "as_user": True})
+        assert created.status_code == 201, created.text
+        ids[when[:10]] = created.json()["id"]
+    enrich(aws)
+
+    def first(query: str, now: str) -> tuple[str, dict[str, float]]:
+        response = http.post("/v1/memories/search", headers=auth(), json={
+            "query": query, "user_id": "dana", "now": now, "explain": True})
+        assert response.status_code == 200, response.text
+        top = response.json()["results"][0]
+        return top["id"], top["explain"]
+
+    week_ago, explain = first("What did we discuss about the wedding a week ago?", "2024-03-19T09:00:00Z")
+    assert week_ago == ids["2024-03-12"] and explain["when"] == 1.0
+    assert first("What did we discuss about the wedding a week ago?", "2024-03-12T09:00:00Z")[0] == ids["2024-03-05"]
+    assert first("What did we discuss about the wedding on 5 March 2024?", "2024-06-01T09:00:00Z")[0] == ids["2024-03-05"]
+    assert first("What did we discuss about the wedding on March 12, 2024?", "2024-06-01T09:00:00Z")[0] == ids["2024-03-12"]
+    newest, plain = first("What did we discuss about the wedding?", "2024-06-01T09:00:00Z")
+    assert newest == ids["2024-03-12"] and "when" not in plain  # no day named: recency alone

@@ -55,7 +55,8 @@ class MemorySearch:
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         recent = self._unindexed(probe)
         candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
-        scored = scoring.score(candidates, now=command.now or self._clock(), weights=recipe.weights)
+        now = command.now or self._clock()
+        scored = scoring.score(candidates, now=now, weights=recipe.weights, focus=query_input.focus(command.query, now))
         reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
         # A reranker that holds what it scores orders the best PRESCORE_DEPTH before the store read, and
         # the first top_k of that order are read; any other reads the best RERANK_DEPTH visible hits.
