@@ -29,7 +29,7 @@ from mnemo import ports  # noqa: E402
 from mnemo.adapters.local import index as local_index  # noqa: E402
 from mnemo.adapters.local.heuristic_extractor import HeuristicExtractor  # noqa: E402
 from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder  # noqa: E402
-from mnemo.domain import scoring  # noqa: E402
+from mnemo.domain import query, scoring  # noqa: E402
 from mnemo.domain.models import Status  # noqa: E402
 from mnemo.domain.namespace import NamespaceFilter  # noqa: E402
 from mnemo.domain.repeats import demote_repeats  # noqa: E402
@@ -152,7 +152,8 @@ def ranked(index, texts: dict[str, str], text: str, vector: list[float], variant
     one user, all open): fusion, graph expansion, then the repeat demotion over the hits a search reads."""
     candidates = index.search(SearchQuery(scope=SCOPE, text=text, vector=vector, authors=["user", "agent"], top_k=top_k))
     window = top_k + SPARE_HITS
-    hits = scoring.fuse(candidates, top_k=window, now=now, expand_graph=variant.expand, weights=variant.weights)
+    hits = scoring.fuse(candidates, top_k=window, now=now, expand_graph=variant.expand, weights=variant.weights,
+                        focus=query.focus(text, now))
     return (demote_repeats(hits, texts, window) if variant.repeats else hits)[:top_k]
 
 

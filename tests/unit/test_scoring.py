@@ -102,3 +102,16 @@ def test_the_focus_raises_a_hit_its_cosine_lifted_too() -> None:
     assert lifted > calibrate(0.2) and calibrate(0.2, cosine=0.8, lift=0.0) == lifted
     assert calibrate(0.2, cosine=0.8, lift=DEFAULT_WEIGHTS.focus) > lifted + 0.1
     assert calibrate(0.2, lift=0.1) == pytest.approx(calibrate(0.3))  # no lift from the cosine: the sum's own
+
+
+def test_two_copies_lifted_to_the_same_score_rank_the_newer_first() -> None:
+    """Two copies of a text share a word with the query, so each scores its cosine's lift: the same
+    score. Their raw sums differ by recency, and that decides (not the id, which favours the older)."""
+    older = Candidate("a-older", lexical=0.1, semantic=0.8, captured_at=NOW - timedelta(days=90))
+    newer = Candidate("b-newer", lexical=0.1, semantic=0.8, captured_at=NOW - timedelta(days=80))
+    for candidates in ((older, newer), (newer, older)):
+        hits = fuse(candidates, top_k=2, now=NOW, expand_graph=False)
+        assert hits[0].score == hits[1].score and hits[0].components["raw"] > hits[1].components["raw"]
+        assert [h.memory_id for h in hits] == ["b-newer", "a-older"]
+        scored = score(candidates, now=NOW)
+        assert [h.memory_id for h in scored.among(["a-older", "b-newer"])] == ["b-newer", "a-older"]

@@ -166,7 +166,13 @@ class Scored:
 
     def among(self, memory_ids: Iterable[str]) -> list[Ranked]:
         """Those of `memory_ids` that are candidates, ranked, best first."""
-        return sorted(map(self.ranked_row, self.rows_of(memory_ids)), key=lambda r: (-r.score, r.memory_id))
+        return sorted(map(self.ranked_row, self.rows_of(memory_ids)), key=best_first)
+
+
+def best_first(hit: Ranked) -> tuple[float, float, str]:
+    """The order of hits: score, then the raw fused sum, then id. A cosine's lift can give two hits
+    the same score (two copies of a text): their raw sum, where recency counts, puts the newer first."""
+    return -hit.score, -hit.components.get("raw", 0.0), hit.memory_id
 
 
 def leg_size(top_k: int) -> int:
@@ -318,7 +324,7 @@ def focus_score(captured_at: datetime | None, focus: tuple[date, date], margin_d
 def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS,
           focus: tuple[date, date] | None = None) -> Scored:
     """Each candidate's weighted sum of normalised signals, as columns, with the rows best first
-    (ties by id). Column arithmetic, one comprehension per signal: a search fuses up to ~800
+    (`best_first`: equal scores by raw sum, then id). Column arithmetic, one comprehension per signal: a search fuses up to ~800
     candidates and only the few it returns become `Ranked` objects (bench/index_scale.py)."""
     c = Candidates.of(candidates)
     # The pivot is relative to these candidates, not a constant: a store of one-line notes is judged
@@ -339,11 +345,13 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     lift = [weights.focus * w for w in when] if when else [0.0] * len(raw)
     scores = [calibrate(v, knots, cosine=s if lx > 0 else None, lift=f)
               for v, s, lx, f in zip(raw, c.semantic, c.lexical, lift, strict=True)]
-    # Best first, ties by id: two C-keyed sorts (the second is stable) instead of a tuple key per row.
+    # Best first, as `best_first` orders: C-keyed stable sorts (the last key decides first) instead
+    # of a tuple key per row.
     order = sorted(range(len(c.ids)), key=c.ids.__getitem__)
+    kept_raw = [clamp01(v) for v in raw]
+    order.sort(key=[-v for v in kept_raw].__getitem__)
     order.sort(key=[-v for v in scores].__getitem__)
-    parts = {"lexical": lexical, "semantic": semantic, "importance": importance, "recency": recency,
-             "raw": [clamp01(v) for v in raw]}
+    parts = {"lexical": lexical, "semantic": semantic, "importance": importance, "recency": recency, "raw": kept_raw}
     if when:
         parts["when"] = when
     return Scored(c, scores, parts, order)
@@ -408,7 +416,7 @@ def expand(scored: Scored, *, admitted: Container[str], weights: Weights = DEFAU
                 parts = dict(current.components) if current else {}
                 parts["graph"] = lent
                 by_id[other] = Ranked(other, clamp01(lent), parts)
-    return sorted(by_id.values(), key=lambda r: (-r.score, r.memory_id))
+    return sorted(by_id.values(), key=best_first)
 
 
 def fuse(
@@ -419,10 +427,12 @@ def fuse(
     expand_graph: bool = True,
     weights: Weights = DEFAULT_WEIGHTS,
     admitted: Container[str] | None = None,
+    focus: tuple[date, date] | None = None,
 ) -> list[Ranked]:
-    """`score`, then (optionally) `expand` over `admitted` neighbours (every neighbour when None:
-    callers that have no namespace to check, such as the ablation bench), cut to `top_k`."""
-    scored = score(candidates, now=now, weights=weights)
+    """`score` (with the days the query names, `focus`), then (optionally) `expand` over `admitted`
+    neighbours (every neighbour when None: callers that have no namespace to check, such as the
+    ablation bench), cut to `top_k`."""
+    scored = score(candidates, now=now, weights=weights, focus=focus)
     if not expand_graph:
         return scored.ranked(top_k)
     allowed = neighbours(scored, weights) if admitted is None else admitted

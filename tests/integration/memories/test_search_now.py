@@ -83,4 +83,4 @@ def test_the_days_a_question_names_are_read_against_now(http, aws) -> None:
     assert first("What did we discuss about the wedding on 5 March 2024?", "2024-06-01T09:00:00Z")[0] == ids["2024-03-05"]
     assert first("What did we discuss about the wedding on March 12, 2024?", "2024-06-01T09:00:00Z")[0] == ids["2024-03-12"]
     newest, plain = first("What did we discuss about the wedding?", "2024-06-01T09:00:00Z")
-    assert newest == ids["2024-03-12"] and "when" not in plain  # no day named: recency alone
+    assert newest == ids["2024-03-12"] and "when" not in plain  # no day named: equal scores, the newer first
