@@ -19,7 +19,7 @@ checkout's code as shipped (`--baseline-code DIR`, e.g. `git archive <commit> | 
 measured exactly as `after`, also in a fresh process of the same run, on the same snapshot.
 
     PYTHONPATH=shared:. .venv/bin/python bench/search_latency.py ../shared/bench/locomo-dev.json [--reuse-snapshot]
-        [--modes baseline,after --baseline-code DIR] [--search-mode fast] [--reranker minilm]
+        [--modes baseline,after[,baseline,after...] --baseline-code DIR] [--search-mode fast] [--reranker minilm]
 
 `--reranker minilm` runs `after` with the local late-interaction reranker (MNEMO_RERANKER=minilm) and
 `baseline` as its checkout is configured: the reranker's cost against the same code without it.
@@ -283,13 +283,34 @@ def free_port() -> int:
     return port()
 
 
+def print_ratio(results: list[dict[str, Any]]) -> None:
+    """`after` against `baseline` (or `before`), ASGI: with a mode repeated (`--modes
+    baseline,after,baseline,after,...`), the median of its runs' p50 and p95, so one noisy run, or the
+    order the modes ran in, does not decide the ratio."""
+    runs: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for result in results:
+        runs[result["mode"]].append(result["asgi"]["latency_ms"])
+    against = next((mode for mode in ("baseline", "before") if mode in runs), None)
+    if "after" not in runs or against is None:
+        return
+    def median(mode: str, q: str) -> float:
+        return statistics.median(r[q] for r in runs[mode])
+    n = f"median of {len(runs['after'])} and {len(runs[against])} runs" if max(map(len, runs.values())) > 1 else "one run each"
+    print(f"  after/{against} (ASGI, {n}): p50 {median('after', 'p50') / median(against, 'p50'):.2f}x, "
+          f"p95 {median('after', 'p95') / median(against, 'p95'):.2f}x")
+    if len(runs["after"]) > 1:
+        print("  p50 per run: " + "; ".join(f"{mode} " + ", ".join(f"{r['p50']:.1f}" for r in rs) for mode, rs in runs.items()))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, nargs="?", help="a LoCoMo JSON file, e.g. ../shared/bench/locomo-dev.json")
     parser.add_argument("--conversation", default="conv-42", help="the tenant: one conversation, one user")
     parser.add_argument("--questions", type=int, default=0, help="searches per mode (default: every question)")
     parser.add_argument("--reuse-snapshot", action="store_true", help="skip the build if the snapshot exists")
-    parser.add_argument("--modes", default="before,after", help="before, baseline and/or after, comma-separated")
+    parser.add_argument("--modes", default="before,after",
+                        help="before, baseline and/or after, comma-separated; repeat them to interleave runs "
+                             "(the ratio is then the median's)")
     parser.add_argument("--baseline-code", type=Path, help="the checkout `baseline` measures (its shared/)")
     parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # read before the imports (CODE)
     parser.add_argument("--mode", help=argparse.SUPPRESS)  # a child process
@@ -342,9 +363,7 @@ def main() -> int:
     print(f"    {'stage':<38}" + "".join(f"{r['mode']:>9}" for r in results))
     for stage in stages:
         print(f"    {stage:<38}" + "".join(f"{r['asgi']['breakdown_ms_mean'].get(stage, 0):>9.2f}" for r in results))
-    if len(results) == 2:
-        a, b = (r["asgi"]["latency_ms"] for r in results)
-        print(f"  after/before (ASGI): p50 {b['p50'] / a['p50']:.2f}x, p95 {b['p95'] / a['p95']:.2f}x")
+    print_ratio(results)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine, "conversation": meta["conversation"], "turns": meta["turns"],
                                     "results": results}, indent=2))
