@@ -40,7 +40,7 @@ class OneAtATime:
         self._inner = inner
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
-    def embed(self, batch: list[str]) -> list[list[float]]:
+    def embed(self, batch: list[str], *, keep_states: bool = True) -> list[list[float]]:
         return [self._inner.embed([text])[0] for text in batch]
 
 

@@ -15,8 +15,11 @@ class Embedder(Protocol):
     model_id: str
     dimension: int
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in order; batched by the adapter."""
+    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
+        """One unit-length vector per text, in order; batched by the adapter. An adapter whose model
+        also serves the local reranker (the local MiniLM) keeps the pass's token states for it on this
+        thread unless `keep_states` is False: a search that will not rerank (`mode=fast`) says so, and
+        keeping them cost it a tenth of its time (bench/README.md "Issue 28, round 14")."""
 
 
 class Reranker(Protocol):

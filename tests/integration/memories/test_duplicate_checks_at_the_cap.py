@@ -19,9 +19,9 @@ class Counting:
     def __init__(self, embedder: Any) -> None:
         self.calls, self._embed = 0, embedder.embed
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def embed(self, texts: list[str], *, keep_states: bool = True) -> list[list[float]]:
         self.calls += 1
-        return self._embed(texts)
+        return self._embed(texts, keep_states=keep_states)
 
 
 def test_at_the_write_cap_an_import_of_copies_is_refused_before_any_embedding(http, container, monkeypatch) -> None:

@@ -149,6 +149,26 @@ def test_enrichment_keeps_each_memorys_token_states_so_a_search_encodes_only_the
     assert dana[ASIDE] not in [r["id"] for r in search(http, "dana")]
 
 
+def test_only_a_search_that_reranks_keeps_its_query_pass_token_states(http, aws, container) -> None:
+    """The query's pass keeps its token states for the reranker in mode=full, and one model pass gives
+    the vector and the states; mode=fast never reranks, so its pass keeps none (keeping them cost a fast
+    search a tenth of its time: bench/README.md "Issue 28, round 14"), and finds the same answer."""
+    capture(http, "dana", ASIDE, TOPIC, *OTHERS)
+    enrich(aws)
+    model = container.embedder._load()
+    passes: list[str] = []
+    for name in ("forward", "both", "hidden"):
+        run = getattr(model, name)
+        setattr(model, name, lambda ids, mask, run=run, name=name: passes.append(name) or run(ids, mask))
+
+    full = search(http, "dana")
+    assert passes == ["both"] and "rerank" in full[0]["explain"]  # one pass: the vector and the states it keeps
+    passes.clear()
+    fast = search(http, "dana", mode="fast")
+    assert passes == ["forward"] and "rerank" not in fast[0]["explain"]  # the vector alone
+    assert {r["id"] for r in fast} == {r["id"] for r in full}  # the same memories, each mode's order
+
+
 QUESTION = "Melanie: So tell me, how often do you go running these days?"  # 12 words: the lead, its last 10
 REPLY = "Caroline: Three times a week; it keeps me on track."
 SAME_SPEAKER = "Caroline: I adopted a puppy last month."

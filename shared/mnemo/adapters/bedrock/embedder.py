@@ -35,8 +35,9 @@ class BedrockEmbedder:
     def from_settings(cls, settings: MnemoSettings) -> BedrockEmbedder:
         return cls(bedrock_client(), settings.embedding_model_id, settings.embedding_dimension)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, in input order; any text failing fails the batch."""
+    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
+        """One unit-length vector per text, in input order; any text failing fails the batch. Titan
+        gives no token states, so `keep_states` changes nothing here."""
         texts = list(texts)
         if len(texts) <= 1 or self._max_workers == 1:
             return [self._embed_one(t) for t in texts]

@@ -279,9 +279,10 @@ class LocalMiniLmEmbedder:
         `keep_token_states` (the local reranker's model): `embed` keeps its pass's token states in
         memory, per thread, until that thread's next `embed`; `token_states` on the thread takes a
         text's states from there (once) instead of running the model again. A search embeds its query
-        and then reranks; enrichment embeds a batch's texts and then indexes each memory with its
-        states: one pass each. Only a call on the same thread before its next pass can take them
-        (the request that made them: a search, a worker batch); nothing is written anywhere."""
+        and then reranks (a `fast` one, which does not, passes `keep_states=False`); enrichment embeds
+        a batch's texts and then indexes each memory with its states: one pass each. Only a call on
+        the same thread before its next pass can take them (the request that made them: a search, a
+        worker batch); nothing is written anywhere."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.model_dir = Path(model_dir)
@@ -313,7 +314,7 @@ class LocalMiniLmEmbedder:
                             "`python scripts/fetch_model.py`") from exc
         return self._model
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
         """One unit-length vector per text, in order. Texts are batched by token count so each
         batch pads as little as possible; the result does not depend on the batching."""
         if not texts:
@@ -322,7 +323,7 @@ class LocalMiniLmEmbedder:
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         kept: dict[str, TokenStates] = {}
         for chunk, ids, mask in self._batches(model, texts):
-            if self.keep_token_states:
+            if self.keep_token_states and keep_states:
                 out[chunk], hidden = model.both(ids, mask)
                 kept.update((texts[i], _states(model, ids[row], mask[row], hidden[row])) for row, i in enumerate(chunk))
             else:

@@ -51,7 +51,7 @@ class MemorySearch:
         assert command.query is not None
         recipe = RECIPES[command.mode]
         rerank = recipe.rerank and self._reranker is not None
-        probe = self._probe(scope, command, context)
+        probe = self._probe(scope, command, context, keep_states=rerank)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
         recent = self._unindexed(probe)
         candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
@@ -151,12 +151,13 @@ class MemorySearch:
             memories.update((m.id, m) for m in self._store.get_many(principal.tenant, missed))
         return memories, {mid for mid, memory in memories.items() if visible(memory)}
 
-    def _probe(self, scope: NamespaceFilter, command: RetrieveCommand, context: str | None) -> SearchQuery:
+    def _probe(self, scope: NamespaceFilter, command: RetrieveCommand, context: str | None, *,
+               keep_states: bool) -> SearchQuery:
         assert command.query is not None
         vector = None
         if self._embedder is not None:
             texts = [command.query, context] if context and context.strip() else [command.query]
-            vectors = self._embedder.embed(texts)
+            vectors = self._embedder.embed(texts, keep_states=keep_states)  # the reranker takes the query's
             vector = query_input.blend(vectors[0], vectors[1]) if len(vectors) == 2 else vectors[0]
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)
