@@ -40,8 +40,8 @@ class OneAtATime:
         self._inner = inner
         self.model_id, self.dimension = inner.model_id, inner.dimension
 
-    def embed(self, batch: list[str], *, keep_states: bool = True) -> list[list[float]]:
-        return [self._inner.embed([text])[0] for text in batch]
+    def embed(self, batch: list[str], *, keep_states: bool = False) -> list[list[float]]:
+        return [self._inner.embed([text], keep_states=keep_states)[0] for text in batch]
 
 
 def run(mode: str, n: int) -> dict[str, Any]:

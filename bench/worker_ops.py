@@ -72,10 +72,10 @@ def measure(memories: int, data: Path | None) -> tuple[float, dict[str, float], 
 
     embedder, embed = services.embedder, services.embedder.embed
 
-    def timed_embed(batch: Any) -> Any:
+    def timed_embed(batch: Any, **options: Any) -> Any:
         started = time.perf_counter()
         try:
-            return embed(batch)
+            return embed(batch, **options)
         finally:
             seconds["embed (local MiniLM, GIL released)"] += time.perf_counter() - started
             calls["embed (local MiniLM, GIL released)"] += 1

@@ -173,7 +173,7 @@ def test_with_keep_token_states_an_embed_pass_serves_the_next_token_states_call_
         run = getattr(model, name)
         setattr(model, name, lambda ids, mask, run=run: passes.append(len(ids)) or run(ids, mask))
 
-    vectors = keeping.embed(texts)
+    vectors = keeping.embed(texts, keep_states=True)
     np.testing.assert_array_equal(vectors, embedder.embed(texts))  # the same vectors as without keeping
     assert sum(passes) == 3  # texts the model ran over
     kept = keeping.token_states([texts[1], texts[0]])
@@ -186,15 +186,17 @@ def test_with_keep_token_states_an_embed_pass_serves_the_next_token_states_call_
     keeping.token_states([texts[2]])
     assert sum(passes) == 4  # ... while the pass's other texts are still there to take
 
-    keeping.embed(texts)
+    keeping.embed(texts, keep_states=True)
     other_thread: list[Any] = []
     thread = threading.Thread(target=lambda: other_thread.append(keeping.token_states([texts[0]])))
     thread.start()
     thread.join()
     assert sum(passes) == 8  # another thread (another request) never takes this thread's pass
-    keeping.embed(["something else"])
+    keeping.embed(["something else"], keep_states=True)
     keeping.token_states([texts[0]])
     assert sum(passes) == 10  # the next pass replaces it
+    keeping.embed(texts)  # not asked to keep (a search that will not rerank): the vector alone, nothing kept
+    assert sum(passes) == 13 and not keeping._last_pass.states
 
     plain = LocalMiniLmEmbedder(MODEL_DIR, engine=embedder.engine)  # the default keeps nothing
     plain.embed(texts)

@@ -324,8 +324,9 @@ def focus_score(captured_at: datetime | None, focus: tuple[date, date], margin_d
 def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weights: Weights = DEFAULT_WEIGHTS,
           focus: tuple[date, date] | None = None) -> Scored:
     """Each candidate's weighted sum of normalised signals, as columns, with the rows best first
-    (`best_first`: equal scores by raw sum, then id). Column arithmetic, one comprehension per signal: a search fuses up to ~800
-    candidates and only the few it returns become `Ranked` objects (bench/index_scale.py)."""
+    (`best_first`: equal scores by raw sum, then id). Column arithmetic, one comprehension per
+    signal: a search fuses up to ~800 candidates and only the few it returns become `Ranked` objects
+    (bench/index_scale.py)."""
     c = Candidates.of(candidates)
     # The pivot is relative to these candidates, not a constant: a store of one-line notes is judged
     # against its own typical length, so short memories there keep their cosine.

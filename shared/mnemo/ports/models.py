@@ -15,11 +15,12 @@ class Embedder(Protocol):
     model_id: str
     dimension: int
 
-    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
-        """One unit-length vector per text, in order; batched by the adapter. An adapter whose model
-        also serves the local reranker (the local MiniLM) keeps the pass's token states for it on this
-        thread unless `keep_states` is False: a search that will not rerank (`mode=fast`) says so, and
-        keeping them cost it a tenth of its time (bench/README.md "Issue 28, round 14")."""
+    def embed(self, texts: Sequence[str], *, keep_states: bool = False) -> list[list[float]]:
+        """One unit-length vector per text, in order; batched by the adapter. With `keep_states`, an
+        adapter whose model also serves the local reranker (the local MiniLM) keeps the pass's token
+        states for it on this thread: asked by those that take them next (a search that reranks,
+        enrichment indexing each memory with its states). Keeping them when nothing takes them cost a
+        `fast` search a tenth of its time (bench/README.md "Issue 28, round 14")."""
 
 
 class Reranker(Protocol):

@@ -59,7 +59,7 @@ def test_capture_is_enriched_with_one_batched_embedding_call(pipeline, monkeypat
     services, principal, poller, *_ = pipeline
     calls: list[int] = []
     embed = services.embedder.embed
-    monkeypatch.setattr(services.embedder, "embed", lambda texts: calls.append(len(texts)) or embed(texts))
+    monkeypatch.setattr(services.embedder, "embed", lambda texts, **kw: calls.append(len(texts)) or embed(texts, **kw))
     ids = [services.memories.capture(principal, CaptureCommand(raw=f"Anna moved to Berlin in {2000 + i}", as_user=True)).id
            for i in range(5)]
     drain(poller)

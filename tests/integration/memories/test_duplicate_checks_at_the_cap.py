@@ -19,7 +19,7 @@ class Counting:
     def __init__(self, embedder: Any) -> None:
         self.calls, self._embed = 0, embedder.embed
 
-    def embed(self, texts: list[str], *, keep_states: bool = True) -> list[list[float]]:
+    def embed(self, texts: list[str], *, keep_states: bool = False) -> list[list[float]]:
         self.calls += 1
         return self._embed(texts, keep_states=keep_states)
 

@@ -35,7 +35,7 @@ class BedrockEmbedder:
     def from_settings(cls, settings: MnemoSettings) -> BedrockEmbedder:
         return cls(bedrock_client(), settings.embedding_model_id, settings.embedding_dimension)
 
-    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, keep_states: bool = False) -> list[list[float]]:
         """One unit-length vector per text, in input order; any text failing fails the batch. Titan
         gives no token states, so `keep_states` changes nothing here."""
         texts = list(texts)

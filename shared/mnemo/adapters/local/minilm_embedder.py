@@ -276,11 +276,11 @@ class LocalMiniLmEmbedder:
         one-query forward pass took 86-218 ms with 2 threads against 13-18 ms with one, and a batch
         of 32 texts 1.0-1.7 s against 0.35 s (2-core VM under load; bench/search_latency.py).
 
-        `keep_token_states` (the local reranker's model): `embed` keeps its pass's token states in
-        memory, per thread, until that thread's next `embed`; `token_states` on the thread takes a
-        text's states from there (once) instead of running the model again. A search embeds its query
-        and then reranks (a `fast` one, which does not, passes `keep_states=False`); enrichment embeds
-        a batch's texts and then indexes each memory with its states: one pass each. Only a call on
+        `keep_token_states` (the local reranker's model): `embed(..., keep_states=True)` keeps its
+        pass's token states in memory, per thread, until that thread's next `embed`; `token_states` on
+        the thread takes a text's states from there (once) instead of running the model again. A search
+        that reranks embeds its query and then reranks; enrichment embeds a batch's texts and then
+        indexes each memory with its states: one pass each, and only they ask to keep. Only a call on
         the same thread before its next pass can take them (the request that made them: a search, a
         worker batch); nothing is written anywhere."""
         if batch_size < 1:
@@ -314,7 +314,7 @@ class LocalMiniLmEmbedder:
                             "`python scripts/fetch_model.py`") from exc
         return self._model
 
-    def embed(self, texts: Sequence[str], *, keep_states: bool = True) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, keep_states: bool = False) -> list[list[float]]:
         """One unit-length vector per text, in order. Texts are batched by token count so each
         batch pads as little as possible; the result does not depend on the batching."""
         if not texts:

@@ -170,7 +170,8 @@ class EnrichmentService:
         facts = [self._fact_stage.embedding_texts(p.extraction) if p.extraction else [] for p in live]
         embedded: dict[int, Prepared] = {}
         with failing(live):
-            vectors = self._embedder.embed(texts + [text for mine in facts for _, text in mine])
+            # keep_states: the index takes each memory's token states from this pass (the local reranker's)
+            vectors = self._embedder.embed(texts + [text for mine in facts for _, text in mine], keep_states=True)
             sentences = [(id(item), sentence) for item, mine in zip(live, facts, strict=True) for sentence, _ in mine]
             fact_vectors: dict[int, dict[str, list[float]]] = {}
             for (key, sentence), vector in zip(sentences, vectors[len(live):], strict=True):

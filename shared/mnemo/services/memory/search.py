@@ -157,7 +157,7 @@ class MemorySearch:
         vector = None
         if self._embedder is not None:
             texts = [command.query, context] if context and context.strip() else [command.query]
-            vectors = self._embedder.embed(texts, keep_states=keep_states)  # the reranker takes the query's
+            vectors = self._embedder.embed(texts, keep_states=keep_states)  # the reranker takes the query's states
             vector = query_input.blend(vectors[0], vectors[1]) if len(vectors) == 2 else vectors[0]
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)
