@@ -180,31 +180,27 @@ def key_table() -> Iterator[dict[str, str]]:
     import logging
 
     import boto3
-    from moto.server import ThreadedMotoServer
 
     from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
-    from mnemo.local.server import free_port
+    from mnemo.local.server import refusing_address, start_moto
     from mnemo.local.template_resources import create_local_resources
     from mnemo.services.tenancy.keys import KeyService
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's line per request
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
+    server, endpoint = start_moto()
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
     dynamodb = session.client("dynamodb", endpoint_url=endpoint)
     resources = create_local_resources(dynamodb, session.client("sqs", endpoint_url=endpoint), REPO / "template.yaml")
     KeyService(DynamoDbKeyStore(dynamodb, resources["KeysTable"])).ensure("bench", "coldstart", ["admin"], KEY)
-    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: no request of this bench reaches it
     try:
-        yield {
-            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
-            "AWS_ENDPOINT_URL_SQS": endpoint, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": closed, "POWERTOOLS_TRACE_DISABLED": "true",
-            "MNEMO_KEYS_TABLE": resources["KeysTable"], "MNEMO_MEMORIES_TABLE": resources["MemoriesTable"],
-            "MNEMO_QUEUE_URL": resources["EnrichmentQueue"], "MNEMO_DLQ_URL": resources["EnrichmentDLQ"],
-            "MNEMO_INDEX": "opensearch", "MNEMO_OPENSEARCH_URL": closed, "MNEMO_EMBEDDER": "bedrock",
-        }
+        with refusing_address() as closed:  # nothing listens: no request of this bench reaches it
+            yield {
+                "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_ENDPOINT_URL_DYNAMODB": endpoint,
+                "AWS_ENDPOINT_URL_SQS": endpoint, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": closed, "POWERTOOLS_TRACE_DISABLED": "true",
+                "MNEMO_KEYS_TABLE": resources["KeysTable"], "MNEMO_MEMORIES_TABLE": resources["MemoriesTable"],
+                "MNEMO_QUEUE_URL": resources["EnrichmentQueue"], "MNEMO_DLQ_URL": resources["EnrichmentDLQ"],
+                "MNEMO_INDEX": "opensearch", "MNEMO_OPENSEARCH_URL": closed, "MNEMO_EMBEDDER": "bedrock",
+            }
     finally:
         server.stop()
 

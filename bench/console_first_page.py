@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,25 +35,22 @@ USER = "bench-console"
 CHROMIUM = os.environ.get("MNEMO_CHROMIUM", "/usr/bin/chromium")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+    from mnemo.local.server import address_in_banner
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    env.update({"PORT": str(port), "MNEMO_API_KEY": ADMIN, "PYTHONPATH": str(REPO / "shared"),
+    env.update({"PORT": "0", "MNEMO_API_KEY": ADMIN, "PYTHONPATH": str(REPO / "shared"),
                 "MNEMO_IMPORT_DIR": tempfile.mkdtemp(prefix="console-bench-")})
     process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    base = ""
     for _ in range(300):
+        base = base or address_in_banner(log.read_text())
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return process, base
         except httpx.HTTPError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     process.kill()
     raise SystemExit(f"the local stack did not start:\n{log.read_text()}")
 

@@ -28,16 +28,13 @@ def measure(mode: str, sizes: list[int]) -> list[dict[str, Any]]:
     import logging
 
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    from mnemo.local.server import free_port
+    from mnemo.local.server import start_moto
 
     os.environ.update(AWS_ACCESS_KEY_ID="local", AWS_SECRET_ACCESS_KEY="local", AWS_DEFAULT_REGION="us-east-1")
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    db = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}")
+    server, endpoint = start_moto()
+    db = boto3.client("dynamodb", endpoint_url=endpoint)
     if mode == "after":
         from mnemo.local.inprocess import answer_in_process
         from mnemo.local.moto_dynamodb import install

@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
@@ -242,9 +243,11 @@ def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full
                 lambda q: http.post("/v1/memories/search", json={**body, "query": q}, headers=headers).status_code,
                 questions, b, warmup=10)
         results["asgi"] = run_questions(lambda q: asgi_post(app, {**body, "query": q}), questions, b, warmup=5)
-        config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="error", lifespan="off")
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))  # bound here, so nothing can take the port before uvicorn serves it
+        config = uvicorn.Config(app, host="127.0.0.1", port=sock.getsockname()[1], log_level="error", lifespan="off")
         server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
         while not server.started:
             time.sleep(0.05)
@@ -254,6 +257,7 @@ def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full
                 questions, b, warmup=5)
         server.should_exit = True
         thread.join(10)
+        sock.close()
     return results
 
 
@@ -277,10 +281,6 @@ def asgi_post(app: Any, body: dict[str, Any]) -> int:
     return int(sent[0]["status"])
 
 
-def free_port() -> int:
-    from mnemo.local.server import free_port as port
-
-    return port()
 
 
 def print_ratio(results: list[dict[str, Any]]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mnemo.local.server import free_port
+from mnemo.local.server import address_in_banner
 from tests.conftest import REPO, TEST_KEY
 
 
@@ -32,19 +32,21 @@ class LocalServer:
 
 
 def start_server(log: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+    """Start `python -m mnemo.local` on a port it binds itself (PORT=0) and read its address from the
+    banner: a port picked here and passed in could be taken before the server binds it."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    environment.update({"PORT": str(port), "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared"), **env})
+    environment.update({"PORT": "0", "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared"), **env})
     process = subprocess.Popen(
         [sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT
     )
-    base = f"http://127.0.0.1:{port}"
+    base = ""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"local server exited early:\n{log.read_text()}")
+        base = base or address_in_banner(log.read_text())
         try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 return process, base
         except httpx.HTTPError:
             pass

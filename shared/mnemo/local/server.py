@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +24,37 @@ REPO = Path(__file__).resolve().parents[3]
 LOCAL_QUEUE_OVERRIDES = {"VisibilityTimeout": 10, "maxReceiveCount": 3}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@contextmanager
+def refusing_address() -> Iterator[str]:
+    """An address that refuses every connection while the block runs (e.g. an AWS endpoint that must
+    fail fast, never the internet): bound and never listening, so no server binding port 0 meanwhile
+    can be given it. Servers bind port 0 themselves (`start_moto`, `listen`): a port picked free and
+    bound later can be taken in between, even by the next bind in the same process."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def start_moto() -> tuple[Any, str]:
+    """moto's server (DynamoDB + SQS) in a thread on a port the kernel picks: (server, endpoint)."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    return server, f"http://{host}:{port}"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything else picks a port (PORT=0: the kernel picks one)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def load_function(name: str) -> Any:
@@ -53,16 +83,12 @@ class LocalStack:
     def start(self) -> str:
         import logging
 
-        from moto.server import ThreadedMotoServer
-
         from mnemo.local import moto_patches
 
         moto_patches.install()
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
-        port = free_port()
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-        self._moto.start()
-        endpoint = self.aws_endpoint = f"http://127.0.0.1:{port}"
+        self._moto, endpoint = start_moto()
+        self.aws_endpoint = endpoint
         os.environ.update(
             {
                 "AWS_ACCESS_KEY_ID": "local",
@@ -143,8 +169,15 @@ def main() -> int:
     import uvicorn
 
     host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "8000"))
-    base = f"http://{host}:{port}"
+    # Bound first, so that no port picked while the stack starts (moto's) can be this one.
+    try:
+        sock = listen(host, int(os.environ.get("PORT", "8000")))
+    except OSError as error:
+        print(f"Mnemo cannot listen on {host}:{os.environ.get('PORT', '8000')}: {error.strerror} "
+              "(set PORT to another port, or PORT=0 for any free one)", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     stack = LocalStack(os.environ.get("MNEMO_API_KEY") or None, public_url=base)
     key = stack.start()
     from mnemo.surfaces.app import create_app
@@ -163,15 +196,28 @@ def main() -> int:
         + "Ctrl-C stops it.\n",
         flush=True,
     )
+    config = uvicorn.Config(create_app(stack.container), host=host, port=port,
+                            log_level=os.environ.get("MNEMO_LOG_LEVEL", "warning"))
+    server = uvicorn.Server(config)
     try:
-        uvicorn.run(create_app(stack.container), host=host, port=port, log_level=os.environ.get("MNEMO_LOG_LEVEL", "warning"))
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has shut down and re-raised it (what uvicorn.run swallows)
+        pass
     finally:
+        sock.close()
         stack.stop()
-    return 0
+    return 0 if server.started else 3  # 3: uvicorn's own exit code for a server that never started
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def address_in_banner(printed: str) -> str:
+    """The server's address from what `main` printed (its banner's REST line), or "" before it is printed:
+    how a script that started it with PORT=0 learns the port."""
+    found = re.search(r"^  REST: +(http://\S+)/v1 ", printed, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 def _oauth_on() -> bool:

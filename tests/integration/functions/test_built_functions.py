@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from mnemo.adapters.dynamodb.keys import DynamoDbKeyStore
-from mnemo.local.server import free_port
+from mnemo.local.server import refusing_address, start_moto
 from mnemo.local.template_resources import create_local_resources, load_template
 from mnemo.services.tenancy.keys import KeyService
 from tests.conftest import REPO, TEMPLATE
@@ -173,17 +173,14 @@ def tree_size(path: Path) -> int:
 def aws(built: dict[str, Any]) -> Iterator[dict[str, str]]:
     """moto server with template.yaml's tables and queues, and the events' API key registered."""
     import boto3
-    from moto.server import ThreadedMotoServer
 
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
+    server, endpoint = start_moto()
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
     dynamodb = session.client("dynamodb", endpoint_url=endpoint)
     resources = create_local_resources(dynamodb, session.client("sqs", endpoint_url=endpoint), TEMPLATE)
     KeyService(DynamoDbKeyStore(dynamodb, resources["KeysTable"])).ensure("local", "sam-build-check", ["admin"], TEST_SECRET)
-    yield {**resources, "endpoint": endpoint}
+    with refusing_address() as closed:  # nothing listens: fails fast, never the internet
+        yield {**resources, "endpoint": endpoint, "closed": closed}
     server.stop()
 
 
@@ -216,7 +213,7 @@ def resolve(value: Any, template: dict[str, Any], refs: dict[str, str], attribut
 
 def function_env(logical_id: str, aws: dict[str, str], tmp: Path) -> dict[str, str]:
     template = load_template(TEMPLATE)
-    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens: fails fast, never the internet
+    closed = aws["closed"]
     refs = {
         "MemoriesTable": aws["MemoriesTable"],
         "KeysTable": aws["KeysTable"],

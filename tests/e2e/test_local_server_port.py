@@ -1,0 +1,33 @@
+"""`python -m mnemo.local`'s port: PORT=0 takes any free one and prints it (every e2e test starts
+the server so: tests/e2e/conftest.py), a port in use is refused with a message naming it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from tests.conftest import REPO, TEST_KEY
+from tests.e2e.conftest import LocalServer
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_port_in_use_is_refused_by_name_before_the_stack_starts(server: LocalServer) -> None:
+    # Positive control: the session's server, started with PORT=0, serves on the port its banner printed.
+    assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200
+    taken = int(server.base.rsplit(":", 1)[1])
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    environment.update({"PORT": str(taken), "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared")})
+    result = subprocess.run([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    assert f"Mnemo cannot listen on 127.0.0.1:{taken}: Address already in use" in result.stderr
+    assert "PORT=0 for any free one" in result.stderr
+    assert "Mnemo is running" not in result.stdout  # refused before the stack (moto, tables, key) started
+    assert "Traceback" not in result.stderr
+    assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200  # the port's owner is untouched
+
