@@ -67,6 +67,12 @@ def test_no_date_is_none_and_strip_removes_the_date_words() -> None:
     ("this weekend", (date(2024, 3, 16), date(2024, 3, 17))),
     ("three days ago", (date(2024, 3, 11), date(2024, 3, 11))),  # a day: that day
     ("on October 13, 2023", (date(2023, 10, 13), date(2023, 10, 13))),
+    # A trailing period runs up to the day said; "last month" alone is the calendar month (above).
+    ("in the last month", (date(2024, 2, 14), date(2024, 3, 14))),
+    ("over the past two weeks", (date(2024, 2, 29), date(2024, 3, 14))),
+    ("in the past few days", (date(2024, 3, 11), date(2024, 3, 14))),
+    ("the past 10 days", (date(2024, 3, 4), date(2024, 3, 14))),
+    ("in the last year", (date(2023, 3, 14), date(2024, 3, 14))),
 ])
 def test_a_window_covers_the_days_the_expression_names(text: str, days: tuple[date, date]) -> None:
     assert window(f"What did I do {text}?", THU, future=False) == days
@@ -88,3 +94,22 @@ def test_a_search_focuses_on_past_days_only() -> None:
     assert focus("What should I cook this weekend?", THU) is None
     assert window("What should I cook this weekend?", THU, future=False) == (date(2024, 3, 16), date(2024, 3, 17))
     assert focus("What should I cook for dinner?", THU) is None
+
+
+def test_a_trailing_period_ends_in_a_shorter_month_and_is_not_a_week_of_a_month() -> None:
+    march_31 = datetime.fromisoformat("2024-03-31T09:00:00+00:00")
+    assert window("What did I buy in the past month?", march_31, future=False) == (date(2024, 2, 29), date(2024, 3, 31))
+    said = "I have run every day for the past week."
+    span = (said.index("the past week"), said.index("."))
+    assert find(said, THU, future=False) == (date(2024, 3, 7), span)  # to `resolve`: the period's first day
+    # "the last week of May" names no trailing period (it falls to "last week", a week back)
+    assert window("What did I do the last week of May?", THU, future=False) == (date(2024, 3, 4), date(2024, 3, 10))
+
+
+def test_a_weekday_that_qualifies_a_habit_names_no_day() -> None:
+    """"my Sunday group rides" is a habit, not last Sunday; "on Sunday" and a bare "Sunday" are days."""
+    for habit in ("How are my Sunday group rides going?", "I swim every Friday.", "Our Monday standups run long.",
+                  "The Tuesday market was busy.", "Each Saturday I call my mother."):
+        assert find(habit, THU, future=False) is None, habit
+    assert find("I rode with the group on Sunday.", THU, future=False)[0] == date(2024, 3, 10)
+    assert find("I rode with the group Sunday.", THU, future=False)[0] == date(2024, 3, 10)

@@ -94,6 +94,23 @@ def test_the_days_a_question_names_lift_what_was_captured_in_them() -> None:
     assert score(rows, now=east, focus=(date(2023, 10, 14),) * 2).parts["when"][:2] == [1.0, 1.0]
 
 
+def test_a_window_that_holds_every_candidate_lifts_none() -> None:
+    """"In the past few months" over a few months' notes tells nothing apart: the lift shrinks by the
+    share of the candidates the window holds, so one holding them all leaves every score as it was,
+    while the same rows asked about one day still rank by it (the positive control)."""
+    said = [datetime(2023, 10, d, 12, tzinfo=UTC) for d in (13, 14, 20)]
+    rows = [Candidate(f"m{t.day}", lexical=3.0, semantic=0.4, captured_at=t) for t in said]
+    plain = score(rows, now=NOW)
+    wide = score(rows, now=NOW, focus=(date(2023, 10, 1), date(2023, 10, 31)))
+    assert wide.parts["when"] == [1.0, 1.0, 1.0]
+    assert wide.scores == plain.scores and wide.best_ids(3) == plain.best_ids(3) == ["m20", "m14", "m13"]
+    narrow = score(rows, now=NOW, focus=(date(2023, 10, 13),) * 2)
+    assert narrow.best_ids(1) == ["m13"]
+    share = sum(narrow.parts["when"]) / 3  # 1 + 2/3 + 0: the 14th is a day out
+    m13 = narrow.candidates.ids.index("m13")
+    assert narrow.scores[m13] == pytest.approx(calibrate(narrow.parts["raw"][m13] + DEFAULT_WEIGHTS.focus * (1 - share)))
+
+
 def test_the_focus_raises_a_hit_its_cosine_lifted_too() -> None:
     """In a small store a hit's score is often its cosine's lift (`SEMANTIC_EVIDENCE`), above what its
     sum calibrates to; the focus is added to the sum that lift stands for, so it still tells apart

@@ -5,10 +5,12 @@ names, counted in `said`'s own offset, never the wall clock: "next Tuesday" said
 2024 is 19 March. The conventions (docs/extraction.md "Dates"):
 - "next <weekday>" is the first such weekday after the day said, "last <weekday>" the latest before it; a
   bare "<weekday>" / "on <weekday>" / "this <weekday>" is the next one when the text speaks of the future
-  (`future=True`), else the last one;
+  (`future=True`), else the last one; a weekday after my/our/the/every/each qualifies a habit ("my Sunday
+  rides", "every Friday") and names no day;
 - yesterday, today, tonight, this morning, tomorrow, the day after tomorrow; "N days/weeks ago", "in N
-  days/weeks" (digits or one..twelve); last/next week = 7 days back/ahead; this weekend = the coming
-  Saturday (the day said when it is a weekend day);
+  days/weeks" (digits or one..twelve); "the last/past [N, few, couple of] days/weeks/months/years" is the
+  period up to the day said (its first day to `resolve`, all of it to `window`); last/next week = 7 days
+  back/ahead; this weekend = the coming Saturday (the day said when it is a weekend day);
 - last/next month and "in <Month>" are the month's first day, last/next year and "in/since <yyyy>" the
   year's; "<Month> <d>" and "the 16th" with no year are the next such day (future) or the latest (past);
 - Christmas, New Year's Eve / Day and Easter (Gregorian computus), in the year the tense picks.
@@ -32,6 +34,7 @@ _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _COUNT = r"(?P<n>\d{1,3}|" + "|".join(_NUMBERS) + r")"
 _WD = r"(?P<wd>mon|tues|wednes|thurs|fri|satur|sun)day"
+_PERIOD = r"(?P<n>\d{1,3}|" + "|".join(w for w in _NUMBERS if w != "a") + r"|few|couple of)"
 
 # (pattern, kind): the first pattern that matches earliest in the text wins.
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(src, re.IGNORECASE), kind) for src, kind in (
@@ -46,12 +49,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(src, re.I
     (r"\btomorrow\b", "+1"),
     (r"\byesterday\b|\blast night\b", "-1"),
     (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", "0"),
+    # "in the last month", "over the past two weeks": the period up to the day said, not a calendar one.
+    (rf"\bthe (?:last|past) (?:{_PERIOD} )?(?P<unit>day|week|month|year)s?\b(?! of\b)", "trail"),
     (rf"\b{_COUNT} (?P<unit>day|week|month|year)s? ago\b", "ago"),
     (rf"\bin {_COUNT} (?P<unit>day|week)s?\b(?! ago)", "in"),  # not "participated in a week ago"
     (r"\b(?P<rel>last|next) (?P<unit>week|month|year)\b", "rel"),
     (r"\bthis weekend\b", "weekend"),
     (rf"\b(?P<rel>next|last|this|on|coming) {_WD}\b", "wd"),
-    (rf"\b{_WD}\b(?!s)", "wd"),
+    # A bare weekday, not one that qualifies a habit ("my Sunday group rides", "every Friday").
+    (rf"(?<!\bmy )(?<!\bour )(?<!\bthe )(?<!\bevery )(?<!\beach )\b{_WD}\b(?!s)", "wd"),
     (r"\bon the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b", "dom"),
     (rf"\b(?:in|since|from|until|by) {_YEAR}\b", "y"),
     (rf"\bin {_MONTH}\b(?! \d)", "m"),
@@ -78,6 +84,19 @@ def _month(name: str) -> int:
 
 def _count(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[text.casefold()]
+
+
+def _period(text: str | None) -> int:
+    """How many units "the last/past N <unit>s" spans: one without N, three for "few", two for "couple of"."""
+    if not text:
+        return 1
+    return {"few": 3, "couple of": 2}.get(text.casefold()) or _count(text)
+
+
+def _same_day(first: date, day: int) -> date:
+    """`day` of `first`'s month, or its last day when the month is shorter."""
+    following = _shift_month(first, 1)
+    return min(first.replace(day=1) + timedelta(days=day - 1), following - timedelta(days=1))
 
 
 def _shift_month(day: date, months: int) -> date:
@@ -115,6 +134,11 @@ def _resolve(match: re.Match[str], kind: str, today: date, future: bool) -> date
         return _nearest(today, lambda y: _safe(y, month, day), future)
     if kind in ("+2", "-2", "+1", "-1", "0"):
         return today + timedelta(days=int(kind))
+    if kind == "trail":  # the period's first day
+        n, unit = _period(g["n"]), g["unit"].casefold()
+        if unit in ("day", "week"):
+            return today - timedelta(days=n * (7 if unit == "week" else 1))
+        return _same_day(_shift_month(today, -n if unit == "month" else -12 * n), today.day)
     if kind in ("ago", "in"):
         n, unit = _count(g["n"]), g["unit"].casefold()
         sign = -1 if kind == "ago" else 1
@@ -195,6 +219,8 @@ def window(text: str, said: datetime, *, future: bool) -> tuple[date, date] | No
     if day is None:
         return None
     unit = (match.groupdict().get("unit") or "").casefold()
+    if kind == "trail":
+        return day, said.date()
     if kind in ("my", "m") or unit == "month":
         return day, _shift_month(day, 1) - timedelta(days=1)
     if kind == "y" or unit == "year":

@@ -36,8 +36,10 @@ class Weights:
     # Added to the sum of a memory captured inside the days the question names ("last week", "on 13
     # October 2023": `dates.window`), fading to nothing `focus_margin_days` + 1 days outside them (a
     # question's "a week ago" is said loosely). Where a question names a day, being said that day is
-    # evidence in itself ("What did Maria plan for the evening of 7 July 2023?"). bench/README.md round 14.
-    focus: float = 0.1
+    # evidence in itself ("What did Maria plan for the evening of 7 July 2023?"). Scaled by the share of
+    # the candidates the days leave out (`score`): a window holding everything found lifts nothing.
+    # bench/README.md rounds 14 and 15.
+    focus: float = 0.4
     focus_margin_days: int = 2
     length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
     # Calibration: a monotone piecewise-linear map from the weighted sum onto the score callers see, so a
@@ -342,8 +344,11 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     knots = weights.calibration
     # A hit that shares a word with the query is lifted by its cosine alone (semantic_evidence).
     # The days the question names (`dates.window`) lift what was captured in them.
+    # A window that holds most of what the search found ("in the past few months" over a few months'
+    # notes) tells nothing apart: its lift shrinks by the share of the candidates it holds.
     when = [focus_score(t, focus, weights.focus_margin_days, now) for t in c.captured_at] if focus else []
-    lift = [weights.focus * w for w in when] if when else [0.0] * len(raw)
+    selective = weights.focus * (1.0 - sum(when) / len(when)) if when else 0.0
+    lift = [selective * w for w in when] if when else [0.0] * len(raw)
     scores = [calibrate(v, knots, cosine=s if lx > 0 else None, lift=f)
               for v, s, lx, f in zip(raw, c.semantic, c.lexical, lift, strict=True)]
     # Best first, as `best_first` orders: C-keyed stable sorts (the last key decides first) instead
