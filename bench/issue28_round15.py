@@ -9,10 +9,10 @@ holds most of what the search found ("the past few months" over a few months of 
 apart, and lifting it only reshuffles: `scoring.score` now scales `Weights.focus` by the share of the
 candidates the window leaves out, and the weight is re-swept. The rows:
 
-- "round 14 weights, plain": 0.1 added to the sum of a memory said in the days (the lift round 14
+- "round 14 lift (0.1 unscaled)": 0.1 added to the sum of a memory said in the days (the lift round 14
   shipped, over the new windows).
 - "selective W": W × (1 − the share of the candidates the window holds) (shipped: 0.4).
-- "selective, relative 0.3 / absolute 0.1": W by whether the question names a year (measured, not
+- "selective by kind (0.3 no year; 0.1 a year)": W by whether the question names a year (measured, not
   kept: LoCoMo's dated windows are as reliable as LongMemEval's relative ones, so nothing justifies two
   weights).
 
@@ -68,9 +68,9 @@ def by_kind(relative: float, absolute: float) -> Ranker:
 
 
 VARIANTS: dict[str, Ranker] = {
-    "round 14 weights, plain 0.1": ranker(0.1, plain),
+    "round 14 lift (0.1 unscaled)": ranker(0.1, plain),
     **{f"selective {w}{' (shipped)' if w == SHIPPED else ''}": ranker(w) for w in (0.1, 0.2, 0.25, 0.3, 0.4, 0.5)},
-    "selective, relative 0.3 / absolute 0.1": by_kind(0.3, 0.1),
+    "selective by kind (0.3 no year; 0.1 a year)": by_kind(0.3, 0.1),
 }
 
 
