@@ -165,6 +165,13 @@ class LocalStack:
             self._moto.stop()
 
 
+def address_in_banner(printed: str) -> str:
+    """The server's address from what `main` printed (its banner's REST line), or "" before it is printed:
+    how a script that started it with PORT=0 learns the port."""
+    found = re.search(r"^  REST: +(http://\S+)/v1 ", printed, re.MULTILINE)
+    return found.group(1) if found else ""
+
+
 def main() -> int:
     import uvicorn
 
@@ -211,13 +218,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def address_in_banner(printed: str) -> str:
-    """The server's address from what `main` printed (its banner's REST line), or "" before it is printed:
-    how a script that started it with PORT=0 learns the port."""
-    found = re.search(r"^  REST: +(http://\S+)/v1 ", printed, re.MULTILINE)
-    return found.group(1) if found else ""
 
 
 def _oauth_on() -> bool:
