@@ -84,14 +84,20 @@ def without_now(chosen: dict[str, Ranker], longmemeval_path: Path) -> None:
               f"{a['turn_all@10']:>8.3f}{a['turn_any@1']:>7.3f}", flush=True)
 
 
-def main() -> int:
-    parser = arguments(__doc__)
+def run_with_or_without_now(variants: dict[str, Ranker], description: str) -> int:
+    """A round's command line: both dev files with each question's `now`, or (`--without-now`)
+    LongMemEval with the clock as `now`; `--only` picks variants in either (rounds 14 and 15 reuse it)."""
+    parser = arguments(description)
     parser.add_argument("--without-now", action="store_true", help="LongMemEval only, the clock as `now`")
     args = parser.parse_args()
     if args.without_now:
-        without_now({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.longmemeval)
+        without_now({n: r for n, r in variants.items() if not args.only or n in args.only.split(",")}, args.longmemeval)
         return 0
-    return run(VARIANTS, args)
+    return run(variants, args)
+
+
+def main() -> int:
+    return run_with_or_without_now(VARIANTS, __doc__)
 
 
 if __name__ == "__main__":

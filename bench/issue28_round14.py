@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
 from bench import issue28_round9  # noqa: E402
-from bench.issue28_round3 import Ranker, arguments, run  # noqa: E402
+from bench.issue28_round3 import Ranker  # noqa: E402
 from bench.issue28_round9 import Focus  # noqa: E402
 from bench.issue28_round12 import before_focus, lead_states  # noqa: E402
-from bench.issue28_round13 import without_now  # noqa: E402
+from bench.issue28_round13 import run_with_or_without_now  # noqa: E402
 from mnemo.domain import query, scoring  # noqa: E402
 
 STATES = lead_states(gated=True)
@@ -99,13 +99,7 @@ VARIANTS: dict[str, Ranker] = {
 
 
 def main() -> int:
-    parser = arguments(__doc__)
-    parser.add_argument("--without-now", action="store_true", help="LongMemEval only, the clock as `now`")
-    args = parser.parse_args()
-    if args.without_now:
-        without_now({n: r for n, r in VARIANTS.items() if not args.only or n in args.only.split(",")}, args.longmemeval)
-        return 0
-    return run(VARIANTS, args)
+    return run_with_or_without_now(VARIANTS, __doc__)
 
 
 if __name__ == "__main__":

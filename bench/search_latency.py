@@ -281,8 +281,6 @@ def asgi_post(app: Any, body: dict[str, Any]) -> int:
     return int(sent[0]["status"])
 
 
-
-
 def print_ratio(results: list[dict[str, Any]]) -> None:
     """`after` against `baseline` (or `before`), ASGI: with a mode repeated (`--modes
     baseline,after,baseline,after,...`), the median of its runs' p50 and p95, so one noisy run, or the
