@@ -102,8 +102,24 @@ def test_a_trailing_period_ends_in_a_shorter_month_and_is_not_a_week_of_a_month(
     said = "I have run every day for the past week."
     span = (said.index("the past week"), said.index("."))
     assert find(said, THU, future=False) == (date(2024, 3, 7), span)  # to `resolve`: the period's first day
-    # "the last week of May" names no trailing period (it falls to "last week", a week back)
-    assert window("What did I do the last week of May?", THU, future=False) == (date(2024, 3, 4), date(2024, 3, 10))
+    # "the last week of May" names no trailing period, and not last week: May's last seven days
+    assert window("What did I do the last week of May?", THU, future=False) == (date(2023, 5, 25), date(2023, 5, 31))
+
+
+@pytest.mark.parametrize(("text", "future", "days"), [
+    ("during the first week of March", False, (date(2024, 3, 1), date(2024, 3, 7))),
+    ("the second week of March", False, (date(2024, 3, 8), date(2024, 3, 14))),
+    ("in the third week of May 2023", False, (date(2023, 5, 15), date(2023, 5, 21))),
+    ("the fourth week of February", False, (date(2024, 2, 22), date(2024, 2, 28))),
+    ("the last week of February", False, (date(2024, 2, 23), date(2024, 2, 29))),  # a leap year's
+    ("the last week of May", True, (date(2024, 5, 25), date(2024, 5, 31))),  # the tense picks the year
+    ("the first week of March", True, (date(2025, 3, 1), date(2025, 3, 7))),
+])
+def test_a_week_of_a_month_is_those_seven_days(text: str, future: bool, days: tuple[date, date]) -> None:
+    said = f"I was in Lisbon {text} with Ana"
+    assert window(said, THU, future=future) == days
+    assert find(said, THU, future=future) == (days[0], (said.index("the"), said.index(" with")))
+    assert strip(said) == "I was in Lisbon with Ana"
 
 
 def test_a_weekday_that_qualifies_a_habit_names_no_day() -> None:

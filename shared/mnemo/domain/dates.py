@@ -11,6 +11,8 @@ names, counted in `said`'s own offset, never the wall clock: "next Tuesday" said
   days/weeks" (digits or one..twelve); "the last/past [N, few, couple of] days/weeks/months/years" is the
   period up to the day said (its first day to `resolve`, all of it to `window`); last/next week = 7 days
   back/ahead; this weekend = the coming Saturday (the day said when it is a weekend day);
+- "the first/second/third/fourth/last week of <Month> [yyyy]" is those seven days of the month (the
+  month in the year given, else the one the tense picks);
 - last/next month and "in <Month>" are the month's first day, last/next year and "in/since <yyyy>" the
   year's; "<Month> <d>" and "the 16th" with no year are the next such day (future) or the latest (past);
 - Christmas, New Year's Eve / Day and Easter (Gregorian computus), in the year the tense picks.
@@ -35,6 +37,7 @@ _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _COUNT = r"(?P<n>\d{1,3}|" + "|".join(_NUMBERS) + r")"
 _WD = r"(?P<wd>mon|tues|wednes|thurs|fri|satur|sun)day"
 _PERIOD = r"(?P<n>\d{1,3}|" + "|".join(w for w in _NUMBERS if w != "a") + r"|few|couple of)"
+_WEEK_OF = ("first", "second", "third", "fourth", "last")
 
 # (pattern, kind): the first pattern that matches earliest in the text wins.
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(src, re.IGNORECASE), kind) for src, kind in (
@@ -49,6 +52,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(src, re.I
     (r"\btomorrow\b", "+1"),
     (r"\byesterday\b|\blast night\b", "-1"),
     (r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", "0"),
+    (rf"\bthe (?P<nth>{'|'.join(_WEEK_OF)}) week of {_MONTH}(?:,? {_YEAR})?\b", "week of"),
     # "in the last month", "over the past two weeks": the period up to the day said, not a calendar one.
     (rf"\bthe (?:last|past) (?:{_PERIOD} )?(?P<unit>day|week|month|year)s?\b(?! of\b)", "trail"),
     (rf"\b{_COUNT} (?P<unit>day|week|month|year)s? ago\b", "ago"),
@@ -132,6 +136,12 @@ def _resolve(match: re.Match[str], kind: str, today: date, future: bool) -> date
     if kind == "dm":
         month, day = _month(g["month"]), int(g["day"])
         return _nearest(today, lambda y: _safe(y, month, day), future)
+    if kind == "week of":  # the week's first day: the 1st, 8th, 15th, 22nd, or seven days before the month ends
+        month, nth = _month(g["month"]), _WEEK_OF.index(g["nth"].casefold())
+        first = date(int(g["year"]), month, 1) if g["year"] else _nearest(today, lambda y: date(y, month, 1), future)
+        if first is None:
+            return None
+        return first + timedelta(days=7 * nth) if nth < 4 else _shift_month(first, 1) - timedelta(days=7)
     if kind in ("+2", "-2", "+1", "-1", "0"):
         return today + timedelta(days=int(kind))
     if kind == "trail":  # the period's first day
@@ -229,6 +239,8 @@ def window(text: str, said: datetime, *, future: bool) -> tuple[date, date] | No
         return day - timedelta(days=3), day + timedelta(days=3)
     if kind == "weekend":
         return day, day + timedelta(days=6 - day.weekday())
+    if kind == "week of":
+        return day, day + timedelta(days=6)
     return day, day
 
 
