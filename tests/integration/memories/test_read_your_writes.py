@@ -3,6 +3,8 @@ enrichment, inside its namespace only; semantic signals join once the worker ind
 
 from __future__ import annotations
 
+import threading
+
 from mnemo.domain.commands import CaptureCommand, RetrieveCommand
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.ports import EnrichmentTask, SearchQuery
@@ -56,3 +58,24 @@ def test_an_edit_is_findable_by_its_new_words_at_once(container, principal, aws)
     hits = search(container, principal, "orthodontist")
     # the index still holds the old text (its vector may still find it); the new word matches lexically
     assert [h.memory.id for h in hits] == [memory.id] and hits[0].components["lexical"] > 0
+
+
+def test_the_store_is_read_while_the_query_is_embedded(container, principal, monkeypatch) -> None:
+    """The unindexed read does not wait for the query's embedding (a model pass here, a Bedrock call on
+    AWS): the embedding below waits until the read has begun, which a search reading after it never does."""
+    memory = container.memories.capture(principal, CaptureCommand(raw="Locker code is 4512"))
+    reading = threading.Event()
+    read, embed = container.store.unindexed, container.embedder.embed
+
+    def unindexed(tenant: str, limit: int) -> list:
+        reading.set()
+        return read(tenant, limit)
+
+    def embed_once_the_read_began(texts, **options) -> list:
+        assert reading.wait(10), "the query was embedded before the store read began"
+        return embed(texts, **options)
+
+    monkeypatch.setattr(container.store, "unindexed", unindexed)
+    monkeypatch.setattr(container.embedder, "embed", embed_once_the_read_began)
+    hits = search(container, principal, "locker code")
+    assert [h.memory.id for h in hits] == [memory.id]  # found from the store read, not yet indexed

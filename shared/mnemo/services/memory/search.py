@@ -5,7 +5,9 @@ derived and may lag it). `MemoryService.search` checks the permission, meters, s
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Container, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
 from mnemo.domain import query as query_input
@@ -26,6 +28,20 @@ UNINDEXED_READ = 50
 # shows, in at most this many rounds (the index lags the store by seconds: hidden hits are rare).
 SPARE_HITS = 2
 _HYDRATION_ROUNDS = 3
+
+# The store's read of the unindexed memories runs beside the query's embedding (a model pass or a Bedrock
+# call) instead of after it: neither needs the other. One pool per process, started by the first search;
+# a thread per concurrent search (the local server's), up to 8, so no search queues behind another's read.
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _beside(read: Callable[[], list[Memory]]) -> Future[list[Memory]]:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="search-store-read")
+    return _pool.submit(read)
 
 
 def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
@@ -51,9 +67,12 @@ class MemorySearch:
         assert command.query is not None
         recipe = RECIPES[command.mode]
         rerank = recipe.rerank and self._reranker is not None
-        probe = self._probe(scope, command, context, keep_states=rerank)
         # -- read-your-writes: what the index does not hold yet, found lexically from the store ----
-        recent = self._unindexed(probe)
+        # Read while the query is embedded; the embedding stays on this thread (the local model keeps
+        # its token states here for the reranker).
+        unindexed = _beside(lambda: self._unindexed(scope, command)) if self._embedder is not None else None
+        probe = self._probe(scope, command, context, keep_states=rerank)
+        recent = unindexed.result() if unindexed is not None else self._unindexed(scope, command)
         candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
         now = command.now or self._clock()
         scored = scoring.score(candidates, now=now, weights=recipe.weights, focus=query_input.focus(command.query, now))
@@ -162,12 +181,12 @@ class MemorySearch:
         return SearchQuery(scope=scope, text=query_input.lexical_text(command.query, context), vector=vector,
                            authors=command.authors, statuses=command.statuses, top_k=command.top_k)
 
-    def _unindexed(self, probe: SearchQuery) -> list[Memory]:
+    def _unindexed(self, scope: NamespaceFilter, command: RetrieveCommand) -> list[Memory]:
         """Every accepted memory is findable from tier 1 on: the newest memories whose enrichment is
         unfinished (pending, or failed for good) are read from the store and matched lexically; their
         semantic and graph signals join once enrichment indexes them. Costs two Queries and one
         BatchGetItem per search, bounded by UNINDEXED_READ whatever the backlog (docs/scoring.md)."""
         return [
-            m for m in self._store.unindexed(probe.scope.tenant, UNINDEXED_READ)
-            if probe.scope.covers(m.namespace) and m.status in probe.statuses and m.author in probe.authors
+            m for m in self._store.unindexed(scope.tenant, UNINDEXED_READ)
+            if scope.covers(m.namespace) and m.status in command.statuses and m.author in command.authors
         ]
