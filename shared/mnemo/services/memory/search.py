@@ -31,7 +31,7 @@ _HYDRATION_ROUNDS = 3
 
 # The store's read of the unindexed memories runs beside the query's embedding (a model pass or a Bedrock
 # call) instead of after it: neither needs the other. One pool per process, started by the first search;
-# a thread per concurrent search (the local server's), up to 8, so no search queues behind another's read.
+# a thread per concurrent search (the local server's), up to 8; a ninth waits for a free one.
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
