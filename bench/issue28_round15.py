@@ -39,21 +39,27 @@ from mnemo.domain import scoring  # noqa: E402
 SHIPPED = scoring.DEFAULT_WEIGHTS.focus
 
 
+def lifted(scored: scoring.Scored, weights: scoring.Weights, when: list[float], lift: list[float]) -> scoring.Scored:
+    """`scored` (no focus) with each row's `lift` added as `scoring.score` adds the focus lift (through the
+    calibration, in `best_first` order), `when` its fit: the lift as a variant computes it (round 16 reuses it)."""
+    c = scored.candidates
+    raw = [weights.lexical * a + weights.semantic * b + weights.importance * i + weights.recency * r
+           for a, b, i, r in zip(*(scored.parts[k] for k in ("lexical", "semantic", "importance", "recency")),
+                                 strict=True)]
+    scores = [scoring.calibrate(v, weights.calibration, cosine=s if lx > 0 else None, lift=f)
+              for v, f, s, lx in zip(raw, lift, c.semantic, c.lexical, strict=True)]
+    kept = scored.parts["raw"]
+    order = sorted(range(len(c.ids)), key=lambda row: (-scores[row], -kept[row], c.ids[row]))  # `best_first`
+    return replace(scored, scores=scores, order=order, parts={**scored.parts, "when": when}, _rows={})
+
+
 def plain(candidates: Any, *, now: Any, weights: scoring.Weights, focus: tuple[date, date] | None) -> scoring.Scored:
     """Round 14's lift: `weights.focus` × the day's fit on every memory, however much the window holds."""
     scored = scoring.score(candidates, now=now, weights=weights)
     if focus is None:
         return scored
-    c = scored.candidates
-    when = [scoring.focus_score(t, focus, weights.focus_margin_days, now) for t in c.captured_at]
-    raw = [weights.lexical * a + weights.semantic * b + weights.importance * i + weights.recency * r
-           for a, b, i, r in zip(*(scored.parts[k] for k in ("lexical", "semantic", "importance", "recency")),
-                                 strict=True)]
-    scores = [scoring.calibrate(v, weights.calibration, cosine=s if lx > 0 else None, lift=weights.focus * w)
-              for v, w, s, lx in zip(raw, when, c.semantic, c.lexical, strict=True)]
-    kept = scored.parts["raw"]
-    order = sorted(range(len(c.ids)), key=lambda row: (-scores[row], -kept[row], c.ids[row]))  # `best_first`
-    return replace(scored, scores=scores, order=order, parts={**scored.parts, "when": when}, _rows={})
+    when = [scoring.focus_score(t, focus, weights.focus_margin_days, now) for t in scored.candidates.captured_at]
+    return lifted(scored, weights, when, [weights.focus * w for w in when])
 
 
 def ranker(weight: float, score: Any = scoring.score) -> Ranker:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from bench import issue28_round9  # noqa: E402
 from bench.issue28_round3 import Ranker  # noqa: E402
 from bench.issue28_round13 import run_with_or_without_now  # noqa: E402
 from bench.issue28_round14 import STATES  # noqa: E402
-from bench.issue28_round15 import ranker  # noqa: E402
+from bench.issue28_round15 import lifted, ranker  # noqa: E402
 from mnemo.domain import dates, scoring  # noqa: E402
 
 Window = tuple[date, date]
@@ -51,7 +50,7 @@ def stated_days(fit: Fit) -> Ranker:
     said: dict[str, Window | None] = {}  # the ranked conversation's turns (dia_ids repeat across them)
 
     def score(candidates: Any, *, now: Any, weights: scoring.Weights, focus: Window | None = None) -> scoring.Scored:
-        scored = scoring.score(candidates, now=now, weights=weights, focus=focus)
+        scored = scoring.score(candidates, now=now, weights=weights)
         if focus is None:
             return scored
         c = scored.candidates
@@ -61,14 +60,7 @@ def stated_days(fit: Fit) -> Ranker:
             when.append(fit(scoring.focus_score(captured, focus, weights.focus_margin_days, now),
                             None if stated is None else window_fit(stated, focus, weights.focus_margin_days)))
         selective = weights.focus * (1.0 - sum(when) / len(when))  # as `scoring.score` scales it
-        raw = [weights.lexical * a + weights.semantic * b + weights.importance * i + weights.recency * r
-               for a, b, i, r in zip(*(scored.parts[k] for k in ("lexical", "semantic", "importance", "recency")),
-                                     strict=True)]
-        scores = [scoring.calibrate(v, weights.calibration, cosine=s if lx > 0 else None, lift=selective * w)
-                  for v, w, s, lx in zip(raw, when, c.semantic, c.lexical, strict=True)]
-        kept = scored.parts["raw"]
-        order = sorted(range(len(c.ids)), key=lambda row: (-scores[row], -kept[row], c.ids[row]))  # `best_first`
-        return replace(scored, scores=scores, order=order, parts={**scored.parts, "when": when}, _rows={})
+        return lifted(scored, weights, when, [selective * w for w in when])
 
     inner = issue28_round9.prescored(100, states=STATES, score=score)
 
