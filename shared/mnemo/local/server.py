@@ -177,10 +177,11 @@ def main() -> int:
 
     host = os.environ.get("HOST", "127.0.0.1")
     # Bound first, so that no port picked while the stack starts (moto's) can be this one.
+    requested = os.environ.get("PORT", "8000")
     try:
-        sock = listen(host, int(os.environ.get("PORT", "8000")))
+        sock = listen(host, int(requested))
     except OSError as error:
-        print(f"Mnemo cannot listen on {host}:{os.environ.get('PORT', '8000')}: {error.strerror} "
+        print(f"Mnemo cannot listen on {host}:{requested}: {error.strerror} "
               "(set PORT to another port, or PORT=0 for any free one)", file=sys.stderr)
         return 1
     port = sock.getsockname()[1]
