@@ -46,8 +46,14 @@ def start_moto() -> tuple[Any, str]:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before anything else picks a port (PORT=0: the kernel picks one)."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    """The server's socket, bound before anything else picks a port (PORT=0: the kernel picks one).
+
+    Made with its protocol named (IPPROTO_TCP, not 0): asyncio turns Nagle's algorithm off
+    (TCP_NODELAY) only on connections whose socket says TCP, and a connection inherits the listener's.
+    Left at 0, every response written in two parts (headers, then body) waited ~40 ms for the
+    client's delayed ACK (uvicorn issue 3149, its own pre-bound sockets)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
     try:
         sock.bind((host, port))
