@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,27 +31,10 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 ADMIN = "mn_consolebench_0123456789abcdefghijklmnop"
 USER = "bench-console"
+sys.path[:0] = [str(REPO / "shared"), str(REPO)]
+from bench.local_server import start  # noqa: E402
+
 CHROMIUM = os.environ.get("MNEMO_CHROMIUM", "/usr/bin/chromium")
-
-
-def start(log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    from mnemo.local.server import address_in_banner
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    env.update({"PORT": "0", "MNEMO_API_KEY": ADMIN, "PYTHONPATH": str(REPO / "shared"),
-                "MNEMO_IMPORT_DIR": tempfile.mkdtemp(prefix="console-bench-")})
-    process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    base = ""
-    for _ in range(300):
-        base = base or address_in_banner(log.read_text())
-        try:
-            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"the local stack did not start:\n{log.read_text()}")
 
 
 def seed(client: httpx.Client, count: int, settle: float) -> float:
@@ -91,7 +73,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     log = Path(tempfile.mkdtemp(prefix="console-bench-log-")) / "server.log"
-    process, base = start(log)
+    process, base = start(log, ADMIN, MNEMO_IMPORT_DIR=tempfile.mkdtemp(prefix="console-bench-"))
     try:
         print(f"local stack at {base} (log: {log})", flush=True)
         admin = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=120)

@@ -13,7 +13,6 @@ import asyncio
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,31 +24,12 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "shared"))
+sys.path[:0] = [str(REPO / "shared"), str(REPO)]
+
+from bench.local_server import start  # noqa: E402
+
 KEY = "mn_roundtrip_0123456789abcdefghijklmnop"
 USER = "round-trip"
-
-
-def start(code: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`python -m mnemo.local` of the checkout `code` on a port it picks (PORT=0); its address once healthy."""
-    from mnemo.local.server import address_in_banner
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    env.update({"PORT": "0", "MNEMO_API_KEY": KEY, "PYTHONPATH": str(code / "shared"),
-                "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm")})
-    process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=code, env=env, stdout=log.open("wb"),
-                               stderr=subprocess.STDOUT)
-    base = ""
-    for _ in range(300):
-        base = base or address_in_banner(log.read_text())
-        try:
-            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise SystemExit(f"the local server did not start:\n{log.read_text()}")
 
 
 async def timed(call: Callable[[int], Awaitable[Any]], calls: int) -> float:
@@ -110,7 +90,7 @@ def main() -> int:
     for _ in range(args.rounds):
         for name, code in checkouts.items():
             with tempfile.TemporaryDirectory() as scratch:
-                process, base = start(code.resolve(), Path(scratch) / "server.log")
+                process, base = start(Path(scratch) / "server.log", KEY, code=code.resolve())
                 try:
                     for call, ms in asyncio.run(measure(base, args.calls)).items():
                         runs[name][call].append(ms)

@@ -104,43 +104,12 @@ def measure(mode: str, sizes: list[int], edits: int, concurrency: int = 1) -> di
     return {"mode": mode, "concurrency": concurrency, "rows": rows}
 
 
-def start_stack(log: Path, pollers: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """`make dev`'s command on a free port, with this bench's key (and `pollers` queue pollers instead
-    of the stack's default); returns once /healthz answers."""
-    import socket
-
-    import httpx
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    env.update({"PORT": str(port), "MNEMO_API_KEY": KEY, "PYTHONPATH": str(REPO / "shared"),
-                "MNEMO_MODEL_DIR": str(REPO / "models" / "minilm"),
-                "MNEMO_EMBEDDER_ENGINE": os.environ.get("MNEMO_EMBEDDER_ENGINE", "auto")})
-    if pollers:
-        env["MNEMO_LOCAL_WORKER_CONCURRENCY"] = str(pollers)
-    process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=env,
-                               stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        if process.poll() is not None:
-            raise RuntimeError(f"the local stack exited early:\n{log.read_text()}")
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"the local stack did not become healthy:\n{log.read_text()}")
-
-
 def locomo_ingest(data: Path, turns: int, clients: int, pollers: int | None = None) -> dict[str, Any]:
     import queue
 
     import httpx
 
+    from bench.local_server import start
     from bench.locomo import data as locomo_data
     from bench.locomo.client import MnemoClient
 
@@ -155,7 +124,10 @@ def locomo_ingest(data: Path, turns: int, clients: int, pollers: int | None = No
                 total += len(take)
         rep += 1
     log = Path(os.environ.get("TMPDIR", "/tmp")) / f"mnemo-locomo-ingest-{os.getpid()}.log"
-    process, base = start_stack(log, pollers)
+    env = {"MNEMO_EMBEDDER_ENGINE": os.environ.get("MNEMO_EMBEDDER_ENGINE", "auto")}
+    if pollers:
+        env["MNEMO_LOCAL_WORKER_CONCURRENCY"] = str(pollers)
+    process, base = start(log, KEY, **env)
     errors: list[BaseException] = []
 
     def post_all() -> None:
