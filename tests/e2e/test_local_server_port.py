@@ -1,5 +1,6 @@
 """`python -m mnemo.local`'s port: PORT=0 takes any free one and prints it (every e2e test starts
-the server so: tests/e2e/conftest.py), a port in use is refused with a message naming it."""
+the server so: tests/e2e/conftest.py), a port in use or a PORT that is no port number is refused with
+a message naming it."""
 
 from __future__ import annotations
 
@@ -31,3 +32,16 @@ def test_a_port_in_use_is_refused_by_name_before_the_stack_starts(server: LocalS
     assert "Traceback" not in result.stderr
     assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200  # the port's owner is untouched
 
+
+
+@pytest.mark.parametrize("port", ["http", "-1", "65536", " 8000", "８０００"])
+def test_a_port_that_is_no_port_number_is_refused_by_name(server: LocalServer, port: str) -> None:
+    # Positive control: the session's server, started with PORT=0, is up.
+    assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    environment.update({"PORT": port, "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared")})
+    result = subprocess.run([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"PORT: {port!r} is not a port number (0 to 65535, 0 for any free one)"
+    assert "Mnemo is running" not in result.stdout

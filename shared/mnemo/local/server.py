@@ -184,6 +184,9 @@ def main() -> int:
     host = os.environ.get("HOST", "127.0.0.1")
     # Bound first, so that no port picked while the stack starts (moto's) can be this one.
     requested = os.environ.get("PORT", "8000")
+    if not (requested.isascii() and requested.isdigit() and int(requested) <= 65535):
+        print(f"PORT: {requested!r} is not a port number (0 to 65535, 0 for any free one)", file=sys.stderr)
+        return 1
     try:
         sock = listen(host, int(requested))
     except OSError as error:
