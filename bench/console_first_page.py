@@ -29,11 +29,11 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-ADMIN = "mn_consolebench_0123456789abcdefghijklmnop"
-USER = "bench-console"
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 from bench.local_server import start  # noqa: E402
 
+ADMIN = "mn_consolebench_0123456789abcdefghijklmnop"
+USER = "bench-console"
 CHROMIUM = os.environ.get("MNEMO_CHROMIUM", "/usr/bin/chromium")
 
 

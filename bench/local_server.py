@@ -1,6 +1,6 @@
 """The local server as `make dev` runs it (`python -m mnemo.local`, its own process), for the benches
-that drive it over HTTP (`shared/` on the path, as each of them sets it). It binds a port itself (PORT=0) and prints it in its banner: a port picked here
-and passed in could be taken before the server binds it."""
+that drive it over HTTP (each puts `shared/` on the path first). It binds a port itself (PORT=0) and
+prints it in its banner: a port picked here and passed in could be taken before the server binds it."""
 
 from __future__ import annotations
 

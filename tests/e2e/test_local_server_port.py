@@ -33,7 +33,6 @@ def test_a_port_in_use_is_refused_by_name_before_the_stack_starts(server: LocalS
     assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200  # the port's owner is untouched
 
 
-
 @pytest.mark.parametrize("port", ["http", "-1", "65536", " 8000", "８０００"])
 def test_a_port_that_is_no_port_number_is_refused_by_name(server: LocalServer, port: str) -> None:
     # Positive control: the session's server, started with PORT=0, is up.

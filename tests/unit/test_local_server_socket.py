@@ -25,13 +25,13 @@ async def _ok(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _served_nodelay(sock: socket.socket) -> list[int]:
+def _served_nodelay(sock: socket.socket) -> list[bool]:
     """Serve one GET through uvicorn on `sock`; TCP_NODELAY of each connection uvicorn accepted."""
-    seen: list[int] = []
+    seen: list[bool] = []
 
     class Recording(H11Protocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            seen.append(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            seen.append(bool(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)))
             super().connection_made(transport)
 
     server = uvicorn.Server(uvicorn.Config(_ok, http=Recording, lifespan="off", log_level="error"))
@@ -51,8 +51,8 @@ def _served_nodelay(sock: socket.socket) -> list[int]:
 
 
 def test_the_servers_connections_send_without_waiting_for_acks() -> None:
-    assert _served_nodelay(listen("127.0.0.1", 0)) == [1]
+    assert _served_nodelay(listen("127.0.0.1", 0)) == [True]
     # What the check tells apart: a listener made without naming its protocol, as `listen` was.
     plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     plain.bind(("127.0.0.1", 0))
-    assert _served_nodelay(plain) == [0]
+    assert _served_nodelay(plain) == [False]
