@@ -10,6 +10,10 @@ whose speaker the question names, as the days a question names lift what was cap
 - "speaker W": W × (1 − the share of the candidates that speaker said) (selective, as the focus);
 - "speaker flat W": W on every memory that speaker said.
 
+And the other way round, the question without the names of the speakers it names ("What activities has
+done with her family?"): "names dropped from the vector" embeds that for the semantic leg only; "names
+dropped" searches with it throughout.
+
 Everything else is round 15's shipped search (the focus included). LongMemEval's turns carry no
 label, so its figures cannot move. bench/README.md "Issue 28, round 17" has the table.
 
@@ -33,6 +37,13 @@ from bench.issue28_round15 import lifted, ranker  # noqa: E402
 from mnemo.domain import scoring, text  # noqa: E402
 
 
+def _named(ctx: dict[str, Any], q: str) -> list[str]:
+    """The conversation's speakers (their labels) that the question names."""
+    if "speakers" not in ctx:
+        ctx["speakers"] = {s for s in (text.speaker(t.content) for t in ctx["turns"]) if s}
+    return [s for s in ctx["speakers"] if re.search(rf"\b{re.escape(s)}\b", q, re.I)]
+
+
 def speaker_lift(weight: float, *, selective: bool = True) -> Ranker:
     """Round 15's search with `weight` lifting what the speakers the question names said."""
     asked: dict[str, Any] = {"who": {}, "named": set()}  # the ranked conversation's speakers, the question's
@@ -53,8 +64,25 @@ def speaker_lift(weight: float, *, selective: bool = True) -> Ranker:
         if "who" not in ctx:
             ctx["who"] = {t.dia_id: text.speaker(t.content) for t in ctx["turns"]}
         asked["who"] = ctx["who"]
-        asked["named"] = {s for s in set(ctx["who"].values()) if s and re.search(rf"\b{re.escape(s)}\b", q, re.I)}
+        asked["named"] = set(_named(ctx, q))
         return inner(ctx, q, qv, now)
+    return rank
+
+
+def names_dropped(*, vector_only: bool) -> Ranker:
+    """Round 15's search for the question without the speakers' names it holds."""
+    inner = ranker(scoring.DEFAULT_WEIGHTS.focus)
+
+    def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
+        named = _named(ctx, q)
+        if not named:
+            return inner(ctx, q, qv, now)
+        bare = q
+        for name in named:
+            bare = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", "", bare, flags=re.I)
+        bare = " ".join(bare.split())
+        vector = ctx["embed"]([bare])[0]
+        return inner(ctx, q if vector_only else bare, vector, now)
     return rank
 
 
@@ -62,6 +90,8 @@ VARIANTS: dict[str, Ranker] = {
     "round 15 (shipped)": ranker(scoring.DEFAULT_WEIGHTS.focus),
     **{f"speaker {w}": speaker_lift(w) for w in (0.05, 0.1, 0.2, 0.3)},
     **{f"speaker flat {w}": speaker_lift(w, selective=False) for w in (0.05, 0.1)},
+    "names dropped from the vector": names_dropped(vector_only=True),
+    "names dropped": names_dropped(vector_only=False),
 }
 
 
