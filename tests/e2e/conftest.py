@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from mnemo.local.server import address_in_banner
+from mnemo.local.server import spawn
 from tests.conftest import REPO, TEST_KEY
 
 
@@ -32,27 +29,8 @@ class LocalServer:
 
 
 def start_server(log: Path, **env: str) -> tuple[subprocess.Popen[bytes], str]:
-    """Start `python -m mnemo.local` on a port it binds itself (PORT=0) and read its address from the
-    banner: a port picked here and passed in could be taken before the server binds it."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    environment.update({"PORT": "0", "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared"), **env})
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, stdout=log.open("wb"), stderr=subprocess.STDOUT
-    )
-    base = ""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"local server exited early:\n{log.read_text()}")
-        base = base or address_in_banner(log.read_text())
-        try:
-            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    process.kill()
-    raise RuntimeError(f"local server did not become healthy:\n{log.read_text()}")
+    """`python -m mnemo.local` with the tests' key, on a port it binds itself (`spawn`)."""
+    return spawn(log, timeout=60, MNEMO_API_KEY=TEST_KEY, **env)
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:

@@ -12,7 +12,9 @@ import importlib.util
 import os
 import re
 import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -176,6 +178,33 @@ def address_in_banner(printed: str) -> str:
     how a script that started it with PORT=0 learns the port."""
     found = re.search(r"^  REST: +(http://\S+)/v1 ", printed, re.MULTILINE)
     return found.group(1) if found else ""
+
+
+def spawn(log: Path, *, code: Path = REPO, timeout: float = 120.0, **env: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m mnemo.local` of the checkout `code` as a child process (what the e2e tests and the benches
+    that go over HTTP start): `env` on top of this process's environment minus MNEMO_* and AWS_*, its output
+    in `log`. It binds a port itself (PORT=0, printed in its banner): a port picked here and passed in could
+    be taken before it binds. Returns (the process, its base URL) once /healthz answers."""
+    import httpx  # a dev dependency, as this helper is
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    environment.update({"PORT": "0", "PYTHONPATH": str(code / "shared"), **env})
+    process = subprocess.Popen([sys.executable, "-m", "mnemo.local"], cwd=code, env=environment,
+                               stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    base = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the local server exited early:\n{log.read_text()}")
+        base = base or address_in_banner(log.read_text())
+        try:
+            if base and httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the local server did not become healthy in {timeout:.0f} s:\n{log.read_text()}")
 
 
 def main() -> int:
