@@ -37,11 +37,16 @@ from bench.issue28_round15 import lifted, ranker  # noqa: E402
 from mnemo.domain import scoring, text  # noqa: E402
 
 
+def _who(ctx: dict[str, Any]) -> dict[str, str | None]:
+    """Each turn's speaker (its label), read once per conversation."""
+    if "who" not in ctx:
+        ctx["who"] = {t.dia_id: text.speaker(t.content) for t in ctx["turns"]}
+    return ctx["who"]
+
+
 def _named(ctx: dict[str, Any], q: str) -> list[str]:
-    """The conversation's speakers (their labels) that the question names."""
-    if "speakers" not in ctx:
-        ctx["speakers"] = {s for s in (text.speaker(t.content) for t in ctx["turns"]) if s}
-    return [s for s in ctx["speakers"] if re.search(rf"\b{re.escape(s)}\b", q, re.I)]
+    """The conversation's speakers that the question names."""
+    return [s for s in set(_who(ctx).values()) if s and re.search(rf"\b{re.escape(s)}\b", q, re.I)]
 
 
 def speaker_lift(weight: float, *, selective: bool = True) -> Ranker:
@@ -61,9 +66,7 @@ def speaker_lift(weight: float, *, selective: bool = True) -> Ranker:
     inner = issue28_round9.prescored(100, states=STATES, score=score)
 
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
-        if "who" not in ctx:
-            ctx["who"] = {t.dia_id: text.speaker(t.content) for t in ctx["turns"]}
-        asked["who"] = ctx["who"]
+        asked["who"] = _who(ctx)
         asked["named"] = set(_named(ctx, q))
         return inner(ctx, q, qv, now)
     return rank

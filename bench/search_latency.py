@@ -244,7 +244,8 @@ def measure(mode: str, snapshot_path: Path, limit: int, search_mode: str = "full
                 questions, b, warmup=10)
         results["asgi"] = run_questions(lambda q: asgi_post(app, {**body, "query": q}), questions, b, warmup=5)
         # Bound here, so nothing can take the port before uvicorn serves it; TCP named, so asyncio turns
-        # Nagle off on its connections (as `mnemo.local.server.listen`: without it each response waited ~40 ms).
+        # Nagle off on its connections (without it each response waited ~40 ms). Not `mnemo.local.server.listen`:
+        # that is the measured checkout's, and a baseline older than its fix would be timed with Nagle on.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))
         config = uvicorn.Config(app, host="127.0.0.1", port=sock.getsockname()[1], log_level="error", lifespan="off")

@@ -17,14 +17,19 @@ from tests.e2e.conftest import LocalServer
 pytestmark = pytest.mark.e2e
 
 
+def run_local_server(port: str) -> subprocess.CompletedProcess[str]:
+    """`python -m mnemo.local` with PORT=`port`, to its exit (a refused port: at once)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
+    environment.update({"PORT": port, "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared")})
+    return subprocess.run([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, capture_output=True,
+                          text=True, timeout=60)
+
+
 def test_a_port_in_use_is_refused_by_name_before_the_stack_starts(server: LocalServer) -> None:
     # Positive control: the session's server, started with PORT=0, serves on the port its banner printed.
     assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200
     taken = int(server.base.rsplit(":", 1)[1])
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    environment.update({"PORT": str(taken), "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared")})
-    result = subprocess.run([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, capture_output=True,
-                            text=True, timeout=60)
+    result = run_local_server(str(taken))
     assert result.returncode == 1
     assert f"Mnemo cannot listen on 127.0.0.1:{taken}: Address already in use" in result.stderr
     assert "PORT=0 for any free one" in result.stderr
@@ -37,10 +42,7 @@ def test_a_port_in_use_is_refused_by_name_before_the_stack_starts(server: LocalS
 def test_a_port_that_is_no_port_number_is_refused_by_name(server: LocalServer, port: str) -> None:
     # Positive control: the session's server, started with PORT=0, is up.
     assert httpx.get(f"{server.base}/healthz", timeout=10).status_code == 200
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "AWS_"))}
-    environment.update({"PORT": port, "MNEMO_API_KEY": TEST_KEY, "PYTHONPATH": str(REPO / "shared")})
-    result = subprocess.run([sys.executable, "-m", "mnemo.local"], cwd=REPO, env=environment, capture_output=True,
-                            text=True, timeout=60)
+    result = run_local_server(port)
     assert result.returncode == 1
     assert result.stderr.strip() == f"PORT: {port!r} is not a port number (0 to 65535, 0 for any free one)"
     assert "Mnemo is running" not in result.stdout
