@@ -2,11 +2,15 @@
 many distinct pairs each decision merges and how many repeats it catches, on the development pairs
 and on the held-out third (frozen by hash before the rule was written; tests/unit/test_dedup_pairs.py).
 
-    PYTHONPATH=shared:. .venv/bin/python bench/dedup_pairs.py [--model-dir DIR] [--show] [--locomo DATA]
+    PYTHONPATH=shared:. .venv/bin/python bench/dedup_pairs.py [--model-dir DIR] [--pairs PATH] [--show] [--kinds]
+        [--cosines] [--locomo DATA]
 
 Decisions: "cosine" is the old one (same content hash, or cosine at or above the threshold);
 "rule" is mnemo.domain.duplicates.same_memory (the same hash, or the cosine and no distinguishing
 token differing). Thresholds: 0.92 (add_memory's) and 0.85 (deduplicate_memories' default).
+`--pairs PATH` reads another pair file of the same format and hold-out rule (e.g.
+tests/data/dedup_strict_pairs.jsonl); `--kinds` also counts the distinct pairs merged per kind;
+`--cosines` lists every pair's cosine and whether each decision merges it.
 `--locomo DATA` (e.g. ../shared/bench/locomo-dev.json) also counts, over every pair of the distinct
 conversation turns (unlabelled), the pairs at each threshold and at 0.75 on which the opposites rule
 fires: what the antonym list costs on real chat.
@@ -42,6 +46,15 @@ def decide(pair: dict[str, Any], cosine: float, threshold: float, rule: bool) ->
     if rule:
         return same_memory(pair["a"], pair["b"], same_hash=same_hash, cosine=cosine, threshold=threshold)
     return same_hash or cosine >= threshold
+
+
+def merged_by_kind(pairs: list[dict[str, Any]], scores: list[float]) -> None:
+    decisions = [(rule, threshold) for rule in (False, True) for threshold in THRESHOLDS]
+    print(f"    {'kind':<22} {'n':>3} " + " ".join(f"{('rule' if r else 'cosine') + f' {t:.2f}':>11}" for r, t in decisions))
+    for kind in sorted({p["kind"] for p in pairs if p["label"] == "distinct"}):
+        chosen = [(p, s) for p, s in zip(pairs, scores, strict=True) if p["kind"] == kind]
+        counts = [sum(decide(p, s, t, r) for p, s in chosen) for r, t in decisions]
+        print(f"    {kind:<22} {len(chosen):>3} " + " ".join(f"{c:>11}" for c in counts))
 
 
 def figures(pairs: list[dict[str, Any]], scores: list[float], threshold: float, rule: bool) -> dict[str, Any]:
@@ -81,15 +94,19 @@ def locomo_opposites(path: str, model_dir: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=os.environ.get("MNEMO_MODEL_DIR") or str(REPO_ROOT / "models" / "minilm"))
+    parser.add_argument("--pairs", metavar="PATH", type=Path, help="pair file (default tests/data/dedup_pairs.jsonl)")
     parser.add_argument("--show", action="store_true", help="list every distinct pair a decision merges")
+    parser.add_argument("--kinds", action="store_true", help="distinct pairs merged per kind, per split and decision")
+    parser.add_argument("--cosines", action="store_true", help="every pair's cosine and decisions")
     parser.add_argument("--locomo", metavar="DATA", help="also count what opposites fire on in LoCoMo turns")
     args = parser.parse_args()
-    from tests.unit.test_dedup_pairs import is_held_out, load_pairs
+    import mnemo.domain.duplicates
+    from tests.unit.test_dedup_pairs import PAIRS, is_held_out, load_pairs
 
-    pairs = load_pairs()
+    pairs = load_pairs(args.pairs or PAIRS)
     scores = cosines(pairs, args.model_dir)
-    print(f"{platform.machine()}, CPython {platform.python_version()}; {len(pairs)} pairs, "
-          f"{sum(map(is_held_out, pairs))} held out")
+    print(f"{platform.machine()}, CPython {platform.python_version()}; {args.pairs or PAIRS}: {len(pairs)} pairs, "
+          f"{sum(map(is_held_out, pairs))} held out; rule from {mnemo.domain.duplicates.__file__}")
     print(f"{'split':<9} {'decision':<8} {'threshold':>9} {'distinct merged':>16} {'exact recall':>13} {'paraphrase recall':>18}")
     for split, chosen in (("dev", [not is_held_out(p) for p in pairs]), ("held-out", [is_held_out(p) for p in pairs])):
         subset = [p for p, c in zip(pairs, chosen, strict=True) if c]
@@ -103,6 +120,15 @@ def main() -> int:
                 if args.show:
                     for p in f["wrong"]:
                         print(f"    merged {p['kind']}: {p['a']!r} / {p['b']!r}")
+        if args.kinds:
+            print(f"  {split}: distinct pairs merged per kind")
+            merged_by_kind(subset, sub_scores)
+    if args.cosines:
+        print("split     label      kind                   cosine  merged by cosine/rule at 0.92, 0.85")
+        for p, s in zip(pairs, scores, strict=True):
+            marks = " ".join("".join("M" if decide(p, s, t, r) else "." for r in (False, True)) for t in THRESHOLDS)
+            split = "held-out" if is_held_out(p) else "dev"
+            print(f"{split:<9} {p['label']:<10} {p['kind']:<22} {s:.3f}  {marks}  {p['a']!r} / {p['b']!r}")
     if args.locomo:
         locomo_opposites(args.locomo, args.model_dir)
     return 0
