@@ -1,138 +1,105 @@
-"""The duplicate rule (mnemo.domain.duplicates) on the labelled pairs (tests/data/dedup_pairs.jsonl):
-every distinct pair that differs in a number, date, month, weekday, time, name, identifier, negation,
-an opposite word or a reversed preference is refused whatever the cosine; exact repeats always merge; and with the shipped MiniLM the figures
-of docs/deduplication.md hold on the whole set."""
+"""The duplicate rule (mnemo.domain.duplicates): an allow-list. Two texts are one memory only when every
+difference between them is case, punctuation, whitespace, an article, a contraction or a listed
+equivalent; every other difference, of any kind, keeps them apart whatever the cosine. Each refusal
+here has its control: the same sentence with only allowed differences merges."""
 
 from __future__ import annotations
 
-import operator
-import os
 from pathlib import Path
 
 import pytest
 
-from mnemo.domain.duplicates import difference, same_memory
+from mnemo.domain.duplicates import _BARE, _WORDS_NOT_CONTRACTIONS, canonical, difference, same_memory
 from mnemo.domain.models import content_hash
-from mnemo.domain.opposites import opposite
-from tests.unit.test_dedup_pairs import load_pairs
+from tests.unit.test_dedup_pairs import PAIRS, STRICT_PAIRS, load_pairs
 
-MODEL_DIR = Path(os.environ.get("MNEMO_MODEL_DIR") or Path(__file__).resolve().parents[2] / "models" / "minilm")
-TOKEN_KINDS = {"number", "date", "month", "weekday", "time", "name", "identifier", "negation", "template", "antonym",
-               "preference", "tense"}
-# The one antonym pair whose words are no antonym pair of the list (a change of state): left to the cosine.
-NOT_COVERED = ("The printer on the second floor works.", "The printer on the second floor is broken.")
-
-
-def test_issue_examples_are_distinct_and_say_why() -> None:
-    assert difference("The team meeting is on Monday at 3pm.", "The team meeting is on Tuesday at 3pm.") == (
-        "dates and times differ: {monday} vs {tuesday}")
-    assert difference("I am allergic to peanuts", "I am not allergic to peanuts") == "negation differs"
-    assert difference("release on 2025-03-01", "release on 2025-04-15") is not None
-    assert difference("Invoice 1003 is paid.", "Invoice 1001 is paid.") is not None
-    assert difference("the cobalt00 lighthouse", "the cobalt01 lighthouse") is not None
-    # the controls: rewordings that keep every distinguishing token agree
-    assert difference("The team meeting is on Monday at 3pm.", "Team meeting: Monday at 3 pm.") is None
-    assert difference("I don't eat pork.", "I do not eat pork.") is None
-    assert difference("I have two kids.", "I've got 2 kids.") is None
-    assert difference("I am allergic to peanuts.", "I'm allergic to peanuts.") is None  # "am" is no time
-
-
-def test_opposite_words_and_reversed_preferences_are_distinct_and_reorderings_are_not() -> None:
-    assert difference("I love cilantro.", "I hate cilantro.") == "opposites differ: love vs hate"
-    assert difference("I remember the door code.", "I forgot the door code.") == "opposites differ: remember vs forget"
-    assert difference("The meeting is in the big room.", "The meeting is in the bigger room.") is None
-    assert difference("We meet in the smaller room.", "We meet in the biggest room.") == "opposites differ: small vs big"
-    assert difference("She liked the plan.", "She disliked the plan.") == "opposites differ: like vs dislike"
-    assert difference("I'd rather get emails than phone calls.", "I'd rather get phone calls than emails.") == (
-        "preference reversed: call")
-    assert difference("Use Slack instead of email.", "Use email rather than Slack.") == "preference reversed: email"
-    assert difference("I prefer tea to coffee.", "I prefer coffee over tea.") == "preference reversed: coffee"
-    # the controls: the same words in another order, and words that only look like an inflection
-    assert difference("I love cilantro.", "Cilantro is something I love.") is None
-    assert difference("I love jazz but hate opera.", "I hate opera but love jazz.") is None  # both words in both
-    assert difference("I prefer tea over coffee.", "I'd rather have tea than coffee.") is None
-    assert difference("For short trips, book trains instead of flights.", "Book trains rather than flights for short trips.") is None
-    assert difference("I prefer to work from home.", "I prefer working from home.") is None  # "to" here is no "A to B"
-    assert difference("I prefer talking to Ana over email.", "I prefer to talk to Ana rather than email.") is None
-    assert difference("I prefer talking to Ana over email.", "I prefer email over talking to Ana.") is not None
-    # inflections are folded by word class: "offer" is no form of "off", nor "wind" of "win"
-    assert opposite("The heater is turned off.", "The heater is turned on.") == ("off", "on")
-    assert opposite("I made an offer.", "I made it on time.") is None
-    assert opposite("We won the match.", "We lost the match.") == ("win", "lose")
-    assert opposite("The wind picked up.", "We lost the match.") is None
+# The attack run's merges (issue 53 §1): each pair was "Already saved" under the category rule.
+ATTACK = [
+    ("The trail is 5 km long.", "The trail is 5 miles long."),
+    ("My suitcase weighs 3 kg.", "My suitcase weighs 3 lb."),
+    ("The ticket costs 50 dollars.", "The ticket costs 50 euros."),
+    ("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars."),
+    ("The dentist appointment moved from Monday to Tuesday.", "The dentist appointment moved from Tuesday to Monday."),
+    ("Ana is taller than Bob.", "Bob is taller than Ana."),
+    ("Ana cant swim.", "Ana can swim."),
+    ("The build isnt stable.", "The build is stable."),
+    ("All the unit tests pass.", "Some of the unit tests pass."),
+    ("I barely passed the exam.", "I passed the exam."),
+    ("The printer is working.", "The printer is broken."),
+    ("My flight to Paris is at 10.", "My flight from Paris is at 10."),
+    ("The standup is at 10.", "The standup was at 10."),
+    ("She called him yesterday.", "He called her yesterday."),
+    ("It costs $50.", "It costs €50."),
+    ("It was -5 degrees this morning.", "It was 5 degrees this morning."),
+    ("Ana is coming to dinner.", "Ana is coming to dinner?"),
+    ("I got an A in chemistry.", "I got a B in chemistry."),
+]
 
 
-def test_no_distinct_pair_of_a_token_kind_merges_even_at_cosine_one() -> None:
-    pairs = load_pairs()
-    covered = [p for p in pairs if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != NOT_COVERED]
-    assert len(covered) >= 160
-    merged = [p for p in covered if same_memory(p["a"], p["b"], same_hash=False, cosine=1.0, threshold=0.5)]
-    assert merged == []
+@pytest.mark.parametrize(("a", "b"), ATTACK)
+def test_every_attack_pair_is_two_memories_even_at_cosine_one_and_says_where(a: str, b: str) -> None:
+    assert difference(a, b) is not None and difference(b, a) is not None
+    assert not same_memory(a, b, same_hash=False, cosine=1.0, threshold=0.5)
+    # the control: each text against itself with only allowed differences is one memory
+    assert same_memory(a, f"  {a.upper()}  ", same_hash=False, cosine=0.99, threshold=0.92)
+
+
+def test_what_the_difference_says() -> None:
+    assert difference("The trail is 5 km long.", "The trail is 5 miles long.") == "words differ: 'km' vs 'miles'"
+    assert difference("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars.") == "word order differs"
+    assert difference("Ana cant swim.", "Ana can swim.") == "only the first says 'not'"
+    assert difference("I passed.", "I barely passed.") == "only the second says 'barely'"
+    assert difference("I passed.", "I passed!") is None
+
+
+def test_only_the_allowed_differences_merge() -> None:
+    same = [
+        ("I am allergic to peanuts.", "  i am ALLERGIC to peanuts "),  # case, whitespace, punctuation
+        ("The meeting is on Monday.", "A meeting is on Monday"),  # articles
+        ("I don't eat pork.", "I dont eat pork"),  # a contraction without its apostrophe
+        ("I don't eat pork.", "I do not eat pork."),  # and written out
+        ("Ana cant swim.", "Ana cannot swim."),
+        ("I'm allergic to cats.", "I am allergic to cats."),
+        ("I have two kids.", "I have 2 kids."),  # listed equivalents
+        ("My office is on the third floor.", "My office is on the 3rd floor."),
+        ("My favourite colour is grey.", "My favorite color is gray."),
+        ("The run is 5 kilometres.", "The run is 5 km."),
+        ("Meet at 3 p.m.", "Meet at 3pm"),
+        ("Send an e-mail to Ana.", "Send email to Ana."),
+        ("The well-known bakery.", "The well known bakery."),
+        ("Ana’s flat is big.", "Ana's flat is big."),
+    ]
+    for a, b in same:
+        assert difference(a, b) is None, (a, b, canonical(a), canonical(b))
+    different = [  # each one step past the list: a reordering, a pronoun, an auxiliary, an ambiguous contraction
+        ("On Monday I have yoga.", "I have yoga on Monday."),
+        ("He's gone to Paris.", "He is gone to Paris."),  # 's may be has: left as written
+        ("It's raining.", "Its raining."),  # "its" is a word of its own
+        ("We're late.", "Were late."),
+        ("The flight to Paris.", "The flight from Paris."),
+        ("Budget is 3,5 million.", "Budget is 35 million."),
+        ("Plan A is fine.", "Plan is fine."),
+    ]
+    for a, b in different:
+        assert difference(a, b) is not None, (a, b)
+
+
+def test_a_contraction_without_its_apostrophe_is_read_only_where_that_spelling_is_no_word() -> None:
+    assert {"dont", "cant", "isnt", "wont", "im", "youre", "theyve"} <= set(_BARE)
+    assert not _WORDS_NOT_CONTRACTIONS & set(_BARE)
+    assert {"its", "were", "well", "ill", "id", "shed", "wed", "lets", "hell", "shell"} == set(_WORDS_NOT_CONTRACTIONS)
+
+
+@pytest.mark.parametrize("source", [PAIRS, STRICT_PAIRS], ids=["pairs", "strict_pairs"])
+def test_no_labelled_distinct_pair_merges_at_cosine_one_and_exact_repeats_merge(source: Path) -> None:
+    pairs = load_pairs(source)
+    distinct = [p for p in pairs if p["label"] == "distinct"]
+    assert len(distinct) >= 150
+    assert [p for p in distinct if same_memory(p["a"], p["b"], same_hash=False, cosine=1.0, threshold=0.5)] == []
     exact = [p for p in pairs if p["kind"] == "exact_repeat"]
-    assert all(same_memory(p["a"], p["b"], same_hash=content_hash(p["a"]) == content_hash(p["b"]), cosine=0.0,
-                           threshold=1.0) for p in exact)  # an exact repeat merges whatever the cosine
-
-
-@pytest.mark.skipif(not (MODEL_DIR / "model.safetensors").is_file(), reason="MiniLM model not fetched (make model)")
-def test_with_minilm_the_documented_figures_hold_on_the_whole_set() -> None:
-    from mnemo.adapters.local.minilm_embedder import LocalMiniLmEmbedder
-
-    pairs = load_pairs()
-    texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
-    vectors = dict(zip(texts, LocalMiniLmEmbedder(MODEL_DIR, batch_size=32).embed(texts), strict=True))
-    cosine = [sum(map(operator.mul, vectors[p["a"]], vectors[p["b"]])) for p in pairs]
-
-    def merged(threshold: float, rule: bool) -> list[dict[str, str]]:
-        return [p for p, c in zip(pairs, cosine, strict=True)
-                if (same_memory(p["a"], p["b"], same_hash=content_hash(p["a"]) == content_hash(p["b"]), cosine=c,
-                                threshold=threshold) if rule else content_hash(p["a"]) == content_hash(p["b"]) or c >= threshold)]
-
-    for threshold in (0.92, 0.85):
-        after = merged(threshold, rule=True)
-        wrong = [p for p in after if p["label"] == "distinct"]
-        assert [p for p in wrong if p["kind"] in TOKEN_KINDS and (p["a"], p["b"]) != NOT_COVERED] == []
-        assert all(p in after for p in pairs if p["kind"] == "exact_repeat")  # exact recall 1.00
-        before = [p for p in merged(threshold, rule=False) if p["label"] == "distinct"]
-        assert len(before) >= 50 and len(before) - len(wrong) >= 50  # the control: cosine alone merges dozens
-        assert {p["kind"] for p in wrong} <= {"substitution", "antonym"}  # only what no token tells apart
-    # add_memory's threshold merges no distinct pair at all
-    assert [p for p in merged(0.92, rule=True) if p["label"] == "distinct"] == []
-    paraphrases = [p for p in pairs if p["kind"] == "paraphrase"]
-    assert sum(p in merged(0.85, rule=True) for p in paraphrases) / len(paraphrases) >= 0.9
-
-
-def test_a_capitalised_opener_is_no_name_in_a_reordering_but_a_substituted_name_stays_one() -> None:
-    assert difference("Ticket JIRA-4821 is blocked on the API review.", "JIRA-4821 is blocked on the API review.") is None
-    assert difference("Pay rent on the first of every month.", "Rent is paid on the first of every month.") is None
-    # the controls: another opener (a substituted or added name), a title's full stop, a second capital
-    assert difference("Kim works at Initech.", "Lee works at Initech.") == "names differ: kim, lee"
-    assert difference("Kim works at Initech.", "Initech employs Lee.") == "names differ: lee"
-    assert difference("My doctor is Dr. Okafor.", "My doctor is Dr. Okoye.") == "names differ: okafor, okoye"
-    assert difference("Ticket JIRA-1 is blocked, Ticket said.", "JIRA-1 is blocked.") == "names differ: ticket"
-
-
-def test_the_audits_corrections_are_distinct_and_same_tense_paraphrases_are_not() -> None:
-    # the audit's examples (MiniLM cosines 0.929, 0.933, 0.956: above add_memory's 0.92)
-    assert difference("Ana is my manager", "Ana was my manager") == "tense differs: present vs past"
-    assert difference("Tom is my boyfriend", "Tom was my boyfriend") == "tense differs: present vs past"
-    assert difference("Ana is my manager", "Ana is my former manager") == "tense differs: present vs past"
-    assert difference("ship it in march", "ship it in may") == "dates and times differ: {march} vs {may}"
-    assert difference("The API key is sk-abc", "The API key is sk-abd") == "identifiers differ: {sk-abc} vs {sk-abd}"
-    assert difference("Lena will be my mentor.", "Lena is my mentor.") == "tense differs: future vs present"
-    assert difference("The cat sleeps in our bedroom.", "The cat used to sleep in our bedroom.") is not None
-    assert difference("Marco is no longer my landlord.", "Marco is still my landlord.") is not None
-    assert difference("Set api_key_v in the env file.", "Set api_key_w in the env file.") is not None
-    assert difference("Call getUserName to fetch it.", "Call getUserId to fetch it.") is not None
-    assert difference("Email me at ana@example.com.", "Email me at ana@example.org.") is not None
-    # the controls: the same tense reworded, "may" as a verb, a hyphenated word written apart
-    assert difference("Ana was my manager.", "Ana used to be my manager.") is None
-    assert difference("Ana is my former manager.", "Ana was my manager.") is None
-    assert difference("Lena will be my mentor.", "Lena is going to be my mentor.") is None
-    assert difference("I don't eat meat anymore.", "I no longer eat meat.") is None
-    assert difference("My wallet was stolen.", "Someone stole my wallet.") is None  # the verb alone carries it
-    assert difference("My passport expires on 12 May 2027.", "My passport will expire on 12 May 2027.") is None
-    assert difference("You may call me after six.", "You can call me after six.") is None
-    assert difference("ship it in march", "we ship it in march") is None
-    assert difference("I am a well-known baker in town.", "I'm a well known baker in town.") is None
-    assert difference("The API key is sk-abc.", "My API key: sk-abc") is None
-    assert difference("Meet at 3 p.m., e.g. in the lobby.", "Meet at 3 pm, for example in the lobby.") is None
+    missed = [p for p in exact if not same_memory(p["a"], p["b"], same_hash=content_hash(p["a"]) == content_hash(p["b"]),
+                                                  cosine=0.99, threshold=0.92)]
+    assert len(exact) >= 30 and len(missed) <= len(exact) // 5  # the control: repeats with allowed differences merge
+    # what is missed is an apostrophe the rule keeps: a possessive ("Ana's" / "anas": "my sisters' wedding" is
+    # not "my sister's") or an ambiguous "'s" ("it's" / "its", "let's" / "lets")
+    assert all("'" in (difference(p["a"], p["b"]) or "") for p in missed), missed

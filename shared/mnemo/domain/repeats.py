@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mnemo.domain.duplicates import difference
+from mnemo.domain.distinctions import difference
 from mnemo.domain.scoring import Ranked, clamp01
 from mnemo.domain.text import tokenize
 

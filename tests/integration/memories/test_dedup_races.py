@@ -14,7 +14,7 @@ from tests.integration.portability.test_jobs import run_jobs
 from tests.integration.surfaces.test_profile_r3 import app, call, saved_id  # noqa: F401 - the fixture
 from tests.integration.surfaces.test_profile_thrindex import enrich, text
 
-TEXTS = ["The wifi password is hunter2.", "Our wifi password is hunter2.", "the wifi password is hunter2.",
+TEXTS = ["The wifi password is hunter2.", "Wifi password is hunter2!", "the wifi password is hunter2.",
          "Dinner is at eight on Friday."]
 
 

@@ -2,9 +2,11 @@
 
 Both work inside one user's namespace of the caller's tenant (docs/deduplication.md):
 - exact: the same `content_hash` (NFC, collapsed whitespace, case folded);
-- near: cosine of the two texts' embeddings at or above a threshold, and no number, date, time,
-  weekday, month, name, identifier or negation differing between them (domain/duplicates.py: a
-  correction is its own memory, never merged).
+- near: cosine of the two texts' embeddings at or above a threshold, and every difference between
+  them an allowed one (domain/duplicates.py: case, punctuation, articles, contractions, a closed list
+  of equivalents; anything else, a correction above all, is its own memory, never merged).
+A dry run also lists, as `similar`, the pairs that reach the threshold but that the rule keeps apart,
+each with where they differ: the caller sees what the cosine alone would have merged.
 Nothing is ever erased: applying a grouping archives the repeats, names the kept memory in their
 metadata (`duplicate_of`) and in their history, so reopening one undoes it. Each archive is
 conditional on the version the comparison read (its metadata is computed from it): a memory written
@@ -21,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from mnemo.domain.commands import RetrieveCommand
-from mnemo.domain.duplicates import difference
+from mnemo.domain.duplicates import difference, same_memory
 from mnemo.domain.models import Cursor, Memory, Permission, Principal, Status, content_hash
 from mnemo.errors import ConflictError, MnemoError, NotFoundError, RetrievalLimitError
 from mnemo.ports import Embedder, MemoryStore, SearchIndex
@@ -37,6 +39,7 @@ CAPTURE_THRESHOLD = 0.92
 NEIGHBOURS = 5  # nearest indexed memories a capture compares against
 SCAN_LIMIT = 300  # memories one deduplicate call reads (newest first); the report says when more remain
 JOB_NEIGHBOURS = 10  # nearest indexed memories a whole-user deduplication job compares each memory with
+SIMILAR_LIMIT = 50  # similar-but-distinct pairs a report lists, most similar first
 LIVE = [Status.OPEN, Status.COMPLETED]
 
 
@@ -58,6 +61,15 @@ class DuplicateGroup(BaseModel):
     repeats: list[Duplicate]
 
 
+class Similar(BaseModel):
+    """Two memories at or above the threshold that are not one memory: both are kept."""
+
+    memory: Memory | Withheld
+    like: Memory | Withheld  # the older of the two
+    similarity: float = Field(ge=0.0, le=1.0)
+    difference: str | None  # where the texts part (quotes their words: None for a key without memory:read)
+
+
 class Skipped(BaseModel):
     id: str
     reason: str
@@ -77,13 +89,17 @@ class DedupReport(BaseModel):
     archived: list[str]
     dry_run: bool
     skipped: list[Skipped] = Field(default_factory=list)  # repeats not archived after all, each with why
+    similar: list[Similar] = Field(default_factory=list)  # at most SIMILAR_LIMIT, most similar first; never archived
+    similar_more: bool = False  # more similar pairs than listed
     texts: bool = True  # False: the key may not read, so each memory is named by id only (Withheld)
 
     def withheld(self) -> DedupReport:
         """This report for a key without memory:read: ids, kinds, similarities and counts, no text."""
         groups = [DuplicateGroup(keep=Withheld(id=g.keep.id), reason=g.reason, repeats=[
             d.model_copy(update={"memory": Withheld(id=d.memory.id)}) for d in g.repeats]) for g in self.groups]
-        return self.model_copy(update={"groups": groups, "texts": False})
+        similar = [Similar(memory=Withheld(id=p.memory.id), like=Withheld(id=p.like.id), similarity=p.similarity,
+                           difference=None) for p in self.similar]
+        return self.model_copy(update={"groups": groups, "similar": similar, "texts": False})
 
 
 class DuplicateService:
@@ -137,8 +153,8 @@ class DuplicateService:
                 return Duplicate(memory=memory, kind="exact", similarity=1.0)
         for hit in hits:
             neighbour = near.get(hit.memory_id)
-            if (neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE and hit.score >= threshold
-                    and difference(text, neighbour.raw) is None):
+            if (neighbour is not None and neighbour.user_id == user_id and neighbour.status in LIVE
+                    and same_memory(text, neighbour.raw, same_hash=False, cosine=hit.score, threshold=threshold)):
                 return Duplicate(memory=neighbour, kind="semantic", similarity=round(hit.score, 4))
         return None
 
@@ -160,7 +176,9 @@ class DuplicateService:
             memories.extend(page.items)
         more = page.next_cursor is not None or len(memories) > SCAN_LIMIT
         memories = sorted(memories[:SCAN_LIMIT], key=_age)
-        groups = _group(memories, self._similarities(memories), threshold)
+        similarity = self._similarities(memories)
+        groups = _group(memories, similarity, threshold)
+        similar = _similar(memories, similarity, threshold)
         archived: list[str] = []
         skipped: list[Skipped] = []
         if not dry_run:
@@ -173,7 +191,8 @@ class DuplicateService:
                     else:
                         skipped.append(Skipped(id=repeat.memory.id, reason=reason))
         report = DedupReport(user_id=user_id, threshold=threshold, scanned=len(memories), more=more, groups=groups,
-                             archived=archived, dry_run=dry_run, skipped=skipped)
+                             archived=archived, dry_run=dry_run, skipped=skipped,
+                             similar=similar[:SIMILAR_LIMIT], similar_more=len(similar) > SIMILAR_LIMIT)
         return report if principal.allows(Permission.READ) else report.withheld()
 
     def _archive(self, principal: Principal, snapshot: Memory, keep: Memory) -> str | None:
@@ -247,7 +266,8 @@ class DuplicateService:
             hits = {h.memory_id: h.score for h in self._index.similar(principal.tenant, user_id, vector, JOB_NEIGHBOURS)}
             older = [n for n in self._store.get_many(principal.tenant, list(hits))
                      if n.id != memory.id and n.user_id == user_id and n.status in LIVE and _age(n) < _age(memory)
-                     and (n.content_hash == memory.content_hash or (hits[n.id] >= threshold and difference(n.raw, memory.raw) is None))]
+                     and same_memory(n.raw, memory.raw, same_hash=n.content_hash == memory.content_hash, cosine=hits[n.id],
+                                     threshold=threshold)]
             if older:
                 keep = min(older, key=_age)
                 reason = self._archive(principal, memory, keep)
@@ -278,8 +298,8 @@ def _age(memory: Memory) -> tuple[datetime, datetime, str]:
 
 def _group(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[DuplicateGroup]:
     """Oldest first, each memory not yet placed starts a group and takes every later one that
-    repeats it exactly, or reaches `threshold` against it with no distinguishing token differing (not transitively: a chain of small
-    rewordings never merges two different facts)."""
+    repeats it exactly, or reaches `threshold` against it with every difference an allowed one (not
+    transitively: a chain of small rewordings never merges two different facts)."""
     placed: set[int] = set()
     groups = []
     for i, keep in enumerate(memories):
@@ -291,7 +311,7 @@ def _group(memories: list[Memory], similarity: list[list[float]], threshold: flo
                 continue
             if memories[j].content_hash == keep.content_hash:
                 repeats.append(Duplicate(memory=memories[j], kind="exact", similarity=1.0))
-            elif similarity[i][j] >= threshold and difference(keep.raw, memories[j].raw) is None:
+            elif same_memory(keep.raw, memories[j].raw, same_hash=False, cosine=similarity[i][j], threshold=threshold):
                 repeats.append(Duplicate(memory=memories[j], kind="semantic", similarity=round(similarity[i][j], 4)))
             else:
                 continue
@@ -299,3 +319,17 @@ def _group(memories: list[Memory], similarity: list[list[float]], threshold: flo
         if repeats:
             groups.append(DuplicateGroup(keep=keep, reason="earliest captured; the others repeat it", repeats=repeats))
     return groups
+
+
+def _similar(memories: list[Memory], similarity: list[list[float]], threshold: float) -> list[Similar]:
+    """The pairs at or above `threshold` that the rule keeps apart, most similar first: what a cosine
+    alone would merge, each with where the texts differ."""
+    pairs = []
+    for i, older in enumerate(memories):
+        for j in range(i + 1, len(memories)):
+            if similarity[i][j] >= threshold and older.content_hash != memories[j].content_hash:
+                differs = difference(older.raw, memories[j].raw)
+                if differs is not None:
+                    pairs.append(Similar(memory=memories[j], like=older, similarity=round(similarity[i][j], 4),
+                                         difference=differs))
+    return sorted(pairs, key=lambda p: -p.similarity)

@@ -131,6 +131,11 @@ def deduplicated(report: DedupReport, scope: dict[str, str] | None = None) -> Ca
         lines.append(f"Keep {group.keep.id} ({group.reason}){_text(group.keep)}")
         lines += [f"  - {d.memory.id} [{d.kind} {d.similarity:.3f}]{_text(d.memory)}" for d in group.repeats]
     lines += [f"Skipped {s.id}: {one_line(s.reason)}" for s in report.skipped]
+    if report.similar:
+        more = " (the most similar; more remain)" if report.similar_more else ""
+        lines.append(f"Similar but not the same memory, both kept{more}:")
+        lines += [f"  - {p.memory.id} ~ {p.like.id} [{p.similarity:.3f}]"
+                  + (f": {one_line(p.difference)}" if p.difference else "") for p in report.similar]
     if report.archived:
         lines.append("Undo: reopen an archived duplicate (status open) on /mcp edit_thought or PATCH /v1/memories/{id}.")
     data = report.model_dump(mode="json")
