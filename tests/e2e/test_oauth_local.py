@@ -1,6 +1,7 @@
 """MCP authorization against the real local server (`MNEMO_OAUTH_ENABLED=true python -m mnemo.local`)
 with the MCP SDK's `OAuthClientProvider` over the network: discovery from a 401, DCR, PKCE, the
-consent page posted as a browser would, tool calls on two profiles, each token bound to its resource.
+consent page posted as a browser would (and by Chromium itself), tool calls on two profiles, each token
+bound to its resource, an RFC 7009 revocation by a public client.
 (Expiry, refresh, reuse and step-up run in process with an injected clock:
 tests/integration/oauth/test_oauth_flow.py.)"""
 
@@ -11,7 +12,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import httpx2
@@ -21,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from mcp import Client
+from mnemo.domain.oauth import s256
 from tests.conftest import TEST_KEY
 from tests.e2e.conftest import start_server, stop_server
 from tests.oauth_storage import TokenMemory
@@ -124,3 +126,40 @@ def test_the_console_mints_a_connect_code_and_revokes_the_app_it_connected(oauth
     off.page.goto(f"{server.base}/console/#/tenant")
     off.page.get_by_role("button", name="Mint a code").click()
     off.page.get_by_text("MCP authorization is off on this deployment").wait_for()
+
+
+def test_chromium_posts_the_consent_page_and_the_app_revokes_with_its_client_id(oauth_server: str, browser: Any) -> None:
+    """The consent form as Chromium posts it from the page (`Origin: null` under the page's no-referrer
+    policy, with `Sec-Fetch-Site: same-origin`) is approved; the app's RFC 7009 post, `token` and
+    `client_id` only, then ends the grant (issue 53)."""
+    base, verifier = oauth_server, "v" * 50
+    code = httpx.post(f"{base}/v1/oauth/connect-codes", json={"user_id": "quinn"}, headers={"Authorization": f"Bearer {TEST_KEY}"}).json()["code"]
+    client_id = httpx.post(f"{base}/register", json={"redirect_uris": [REDIRECT], "client_name": "chromium"}).json()["client_id"]
+    query = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "st", "resource": f"{base}/mcp",
+             "code_challenge": s256(verifier), "code_challenge_method": "S256"}
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        back_in_app = re.compile(re.escape(REDIRECT))
+        page.route(back_in_app, lambda route: route.fulfill(body="back in the app"))  # nothing listens there
+        page.goto(f"{base}/authorize?{urlencode(query)}")
+        page.get_by_label("Connect code (from your admin) or API key").fill(code)
+        with page.expect_request(lambda r: r.method == "POST") as posted:
+            page.get_by_role("button", name="Approve").click()
+        page.wait_for_url(back_in_app)
+        sent = posted.value.all_headers()
+        landed = parse_qs(urlsplit(page.url).query)
+    finally:
+        context.close()
+    # Origin null, which alone is refused (test_oauth_server.py): the approval above means the server also
+    # got Sec-Fetch-Site: same-origin, which Chromium adds below the layer Playwright reports headers from.
+    assert sent.get("origin") == "null" and landed["state"] == ["st"], sent
+    pair = httpx.post(f"{base}/token", data={"grant_type": "authorization_code", "code": landed["code"][0], "redirect_uri": REDIRECT,
+                                             "client_id": client_id, "code_verifier": verifier}).json()
+    ask = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    bearer = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {pair['access_token']}"}
+    assert httpx.post(f"{base}/mcp", json=ask, headers=bearer).status_code == 200  # the control: the token works
+    assert httpx.post(f"{base}/revoke", data={"token": pair["access_token"], "client_id": client_id}).status_code == 200
+    assert httpx.post(f"{base}/mcp", json=ask, headers=bearer).status_code == 401
+    refreshed = httpx.post(f"{base}/token", data={"grant_type": "refresh_token", "refresh_token": pair["refresh_token"], "client_id": client_id})
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"

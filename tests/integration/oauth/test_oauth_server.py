@@ -123,6 +123,18 @@ def test_consent_form_refuses_cross_site_forged_and_replayed_posts(oauth) -> Non
     assert http.post("/mcp", json=LIST, headers=bearer).status_code == 401  # ...and its replay ends the grant
 
 
+def test_consent_form_refuses_an_opaque_origin_the_browser_does_not_vouch_for(oauth) -> None:
+    # Given the page's form, cookie and all; When it is posted with `Origin: null` (a sandboxed frame's)
+    # and no Sec-Fetch-Site, Then it is refused (issue 53); the page's own post in Chromium (Origin: null
+    # under its no-referrer policy, Sec-Fetch-Site: same-origin; tests/e2e/test_oauth_local.py) passes.
+    _, http = oauth
+    request, csrf = consent(http, register(http).json()["client_id"])
+    form = {"request": request, "csrf": csrf, "credential": TEST_KEY, "action": "approve"}
+    assert http.post("/oauth/consent", data=form, headers={"origin": "null"}).status_code == 403
+    from_page = http.post("/oauth/consent", data=form, headers={"origin": "null", "sec-fetch-site": "same-origin"})
+    assert from_page.status_code == 303 and from_page.headers["location"].startswith(REDIRECT + "?code=")
+
+
 def test_wrong_credentials_are_limited_per_page(oauth) -> None:
     _, http = oauth
     client_id = register(http).json()["client_id"]

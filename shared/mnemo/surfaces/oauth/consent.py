@@ -85,15 +85,22 @@ def consent_page(consent: Consent, issuer: str, error: str = "", status: int = 2
 
 
 def _same_site(request: Request, issuer: str) -> bool:
-    """A browser says where a post came from: refuse any other site (Sec-Fetch-Site, else Origin)."""
+    """A browser says where a post came from: refuse any other site (Sec-Fetch-Site, else Origin).
+
+    `Origin: null` is an opaque origin (a sandboxed frame, a data: URL, a cross-site redirect) and
+    never vouches for a post. Our own page sends it too, because its Referrer-Policy is no-referrer
+    (Fetch: a non-GET request under no-referrer serialises its origin as null; Chromium 156 does),
+    but with `Sec-Fetch-Site: same-origin`, which only the browser sets: that is what lets it pass."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in ("same-origin", "none"):
         return False
     origin = request.headers.get("origin")
-    if origin is not None and origin != "null":
+    if origin == "null":
+        return site is not None
+    if origin is not None:
         parts = urlsplit(issuer)
         return origin.rstrip("/") == f"{parts.scheme}://{parts.netloc}"
-    return True
+    return True  # neither header (not a current browser): the SameSite=Strict cookie still binds the form
 
 
 async def show(request: Request, services: Container) -> Response:

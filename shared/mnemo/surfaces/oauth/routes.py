@@ -1,5 +1,6 @@
 """MCP authorization on the REST app (docs/oauth.md): the RFC 8414 document, `/register`,
-`/authorize`, `/token`, `/revoke` (the MCP SDK's handlers over `MnemoProvider`) and the consent page.
+`/authorize`, `/token`, `/revoke` (the MCP SDK's handlers over `MnemoProvider`; `/revoke`'s with one
+fix, `revocation.py`) and the consent page.
 
 Everything is mounted always and answers 404 unless `settings.oauth_enabled`, read per request: the
 settings are read when the container is first built, never at import."""
@@ -110,13 +111,13 @@ def mount_oauth(api: FastAPI, provide: Services) -> None:
         return response
 
     async def revoke(request: Request, services: Container) -> Response:
-        from mcp.server.auth.handlers.revoke import RevocationHandler
         from mcp.server.auth.middleware.client_auth import ClientAuthenticator
 
         from mnemo.surfaces.oauth.provider import MnemoProvider
+        from mnemo.surfaces.oauth.revocation import MnemoRevocationHandler  # the SDK's, taking public clients
 
         provider = MnemoProvider(services)
-        return await RevocationHandler(provider, ClientAuthenticator(provider)).handle(request)  # type: ignore[arg-type]
+        return await MnemoRevocationHandler(provider, ClientAuthenticator(provider)).handle(request)  # type: ignore[arg-type]
 
     async def consent(request: Request, services: Container) -> Response:
         from mnemo.surfaces.oauth import consent as oauth_consent
