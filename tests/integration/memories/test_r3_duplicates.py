@@ -1,4 +1,4 @@
-"""Deduplication at /mcp/r3: add_memory's check (exact, then semantic at CAPTURE_THRESHOLD, in the
+"""Deduplication at /mcp/r3: add_memory's check (exact, then the allow-list rule at CAPTURE_THRESHOLD, in the
 caller's user) and deduplicate_memories (preview, then archive with a link back, undoable)."""
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ def build(services: ServiceFacade) -> ProfileServer:
         async_: Annotated[bool, Field(alias="async", description=f"true: answer at once, enrichment runs in the background; false: wait for it up to {WAIT_SECONDS:.0f} s.")] = True,
         skip_duplicate_check: Annotated[bool, Field(description="true: save even if the user already has this memory. A key without memory:read saves without the check (the answer says so); false from such a key is refused.")] = False,
     ) -> CallToolResult:
-        """Save a memory for a user: content, or messages (assistant messages are dropped; the user and system messages are saved as one memory). Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, or one at least 0.92 similar in meaning (skip_duplicate_check=true saves anyway)."""
+        """Save a memory for a user: content, or messages (assistant messages are dropped; the user and system messages are saved as one memory). Answers "Saved (id: <uuid>)", or "Already saved (id: <uuid>)" with the existing memory when the user already has the same text, differing at most in case, punctuation, articles, contractions or spelling (a reworded, reordered or corrected statement is saved as its own memory; skip_duplicate_check=true saves anyway)."""
         if (content is None) == (messages is None):
             raise ValidationFailed("content and messages: give exactly one of them")
         text = content if content is not None else "\n".join(m.content for m in messages or [] if m.role != "assistant")
