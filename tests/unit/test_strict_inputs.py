@@ -70,7 +70,6 @@ def test_raw_text_with_edit_request_names_both() -> None:
 
 
 @pytest.mark.parametrize(("fields", "names"), [
-    ({"query": "tea", "order": "created_at"}, "query and order:"),
     ({"threshold": 0.5}, "threshold:"),
     ({"order": "created_at", "threshold": 0.5}, "threshold:"),
     ({"query": "tea", "cursor_created_at": "2024-05-08T00:00:00Z", "cursor_id": "x"}, "cursor_created_at and cursor_id:"),
@@ -81,6 +80,7 @@ def test_combinations_that_would_be_ignored_are_errors_naming_the_arguments(fiel
 
 
 def test_meaningful_combinations_still_pass() -> None:
+    assert not RetrieveCommand(query="tea", order="created_at").is_browse  # a search, newest first
     assert RetrieveCommand(query="tea", threshold=0.5).threshold == 0.5
     assert RetrieveCommand(cursor_created_at="2024-05-08T00:00:00Z", cursor_id="x").is_browse
     assert RetrieveCommand(include_agent=True).authors == ["user", "agent"]

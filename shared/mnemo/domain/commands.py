@@ -60,7 +60,8 @@ class CaptureCommand(BaseModel):
 
 
 class RetrieveCommand(BaseModel):
-    """Browse (no query, or order=created_at) or search (query, order=relevance)."""
+    """Browse (no query) or search (a query). A search's `order`: relevance (the default) or created_at
+    (the hits that pass, newest first, one page)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -97,9 +98,6 @@ class RetrieveCommand(BaseModel):
             raise ValueError("order=relevance requires a non-empty query; omit order (or use created_at) to browse")
         if (self.cursor_created_at is None) != (self.cursor_id is None):
             raise ValueError("cursor_created_at and cursor_id must be given together")
-        if self.query is not None and self.order == "created_at":
-            raise ValueError("query and order: order=created_at browses newest first and ignores a query; "
-                             "omit query to browse, or omit order to search")
         if self.is_browse and self.threshold is not None:
             raise ValueError("threshold: only filters a search by score; browsing has no scores (give a query)")
         if self.is_browse and self.now is not None:
@@ -113,7 +111,7 @@ class RetrieveCommand(BaseModel):
 
     @property
     def is_browse(self) -> bool:
-        return self.query is None or self.order == "created_at"
+        return self.query is None
 
     @property
     def authors(self) -> list[Author]:

@@ -208,3 +208,27 @@ def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch
     response = TestClient(app, base_url=BASE).post("/mcp/nope", json={}, headers={"authorization": f"Bearer {TEST_KEY}"})
     assert response.status_code == 404
     assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/r3, /mcp/probe"}}
+
+
+def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, aws) -> None:
+    from tests.integration.surfaces.test_profile_thrindex import enrich
+
+    texts = ["I drink green tea every morning.", "Ana gave me a tin of oolong tea.", "The dentist appointment is on Friday."]
+
+    async def capture(client: Client) -> list[str]:
+        return [structured(await client.call_tool("capture_thought", {"raw": t, "as_user": True}))["thought"]["id"]
+                for t in texts]
+
+    ids = run_mcp(app, capture)
+    enrich(aws)
+
+    async def search(client: Client) -> Any:
+        by_relevance = structured(await client.call_tool("retrieve_thoughts", {"query": "tea", "threshold": 0}))
+        by_date = structured(await client.call_tool("retrieve_thoughts", {"query": "tea", "threshold": 0, "order": "created_at"}))
+        return by_relevance, by_date
+
+    by_relevance, by_date = run_mcp(app, search)
+    relevant = [t["id"] for t in by_relevance["results"]]
+    assert sorted(relevant) == sorted(ids) and relevant[-1] == ids[2]  # the control: the unrelated one ranks last
+    assert [t["id"] for t in by_date["results"]] == ids[::-1]  # the same hits, newest first
+    assert all("score" in t for t in by_date["results"]) and by_date["next_cursor"] is None  # a search: one page

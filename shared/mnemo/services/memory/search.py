@@ -99,6 +99,8 @@ class MemorySearch:
         ]
         if rerank:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
             results = self._reranked(command.query, results, held)
+        if command.order == "created_at":  # the same hits, newest first ("what did I say last about ...")
+            return sorted(results[: command.top_k], key=lambda r: (r.memory.created_at, r.memory.id), reverse=True)
         return results[: command.top_k]
 
     def _prescore(self, query: str, tenant: str, scored: scoring.Scored) -> Mapping[str, float]:

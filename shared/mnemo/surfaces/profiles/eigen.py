@@ -127,7 +127,8 @@ def build(services: ServiceFacade) -> ProfileServer:
         query: Annotated[str | None, Field(description="What to look for. Omit to browse the newest thoughts.")] = None,
         order: Annotated[
             Literal["relevance", "created_at"] | None,
-            Field(description="relevance (default with a query; requires query) or created_at (newest first, browse)."),
+            Field(description="relevance (default with a query; requires query) or created_at: newest first (with a "
+                              "query, the hits that pass the threshold, newest first, one page; without, a browse)."),
         ] = None,
         top_k: Annotated[int, Field(ge=1, le=100, description="Maximum results, 1-100.")] = 10,
         threshold: Annotated[
@@ -150,7 +151,8 @@ def build(services: ServiceFacade) -> ProfileServer:
         about 0.9 or more is a near-verbatim match; thoughts scoring below 0.3 (unrelated) are dropped unless you pass a
         lower threshold, so fewer than top_k results, or none, means nothing else matched (a thought captured seconds
         ago, not indexed yet, is matched on its words alone and not dropped).
-        Without one: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
+        With a query and order=created_at: the same hits, newest first (one page, no cursor).
+        Without a query: the newest open thoughts first, with next_cursor for the next page. Defaults to the user's own
         open thoughts (excludes agent notes and completed/archived ones)."""
         command = RetrieveCommand(
             query=query, order=order, top_k=top_k, mode=mode,
