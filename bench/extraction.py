@@ -14,6 +14,10 @@ the articles a/an/the dropped. Each expected fact matches at most one predicted 
 "nothing" (questions, hypotheticals, sarcasm, small talk) expects no fact: its figure is the share of those
 turns that yield none. A dated fact's day is its `valid_at` in the turn's own offset (none: the day it was
 said, as enrichment stores it); "dates right" counts the matched dated facts with the right day.
+
+Issue 54's "everyday" notes (appointments and their moves, schedules, people and places) are a kind of their own:
+its `fp` column counts the facts the extractor invents on them, and "everyday notes expecting no fact" the share of
+those notes that yield none ("Dentist appointment moved to Wednesday" must not live anywhere).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 from mnemo.domain.graph import canonical_key
 from mnemo.domain.predicates import PredicateTable
 
-KINDS = ("identity", "relation", "preference", "decision", "plan", "correction", "dated")
+KINDS = ("identity", "relation", "preference", "decision", "plan", "correction", "dated", "everyday")
 _ARTICLES = frozenset({"a", "an", "the"})
 _TABLE = PredicateTable()
 
@@ -96,6 +100,7 @@ def report(items: list[dict[str, Any]], results: list[dict[str, int]], facts: li
         per[item["kind"]]["turns"] += 1
         per["all"]["turns"] += 1
     nothing = [f for item, f in zip(items, facts, strict=True) if item["kind"] == "nothing"]
+    quiet = [f for item, f in zip(items, facts, strict=True) if item["kind"] == "everyday" and not item["facts"]]
     out: dict[str, Any] = {"kinds": {}}
     for kind in (*KINDS, "all"):
         c = per[kind]
@@ -105,6 +110,9 @@ def report(items: list[dict[str, Any]], results: list[dict[str, int]], facts: li
     out["micro_f1"] = out["kinds"]["all"]["f1"]
     out["nothing_turns"] = len(nothing)
     out["nothing_precision"] = round(sum(not f for f in nothing) / len(nothing), 3) if nothing else 1.0
+    out["everyday_quiet_turns"] = len(quiet)
+    out["everyday_quiet_clean"] = sum(not f for f in quiet)
+    out["invented"] = per["all"]["fp"]
     c = per["all"]
     out["dated_facts"] = c["dated"]
     out["dates_right_of_matched"] = round(c["dated_right"] / c["dated_matched"], 3) if c["dated_matched"] else 0.0
@@ -116,6 +124,8 @@ def print_table(split: str, rep: dict[str, Any]) -> None:
     print(f"\n{split}: micro-F1 {rep['micro_f1']:.3f}; nothing-asserted turns with no fact "
           f"{rep['nothing_precision']:.3f} (of {rep['nothing_turns']}); dates right {rep['dates_right_of_matched']:.3f} "
           f"of matched dated facts, {rep['dates_right_of_all']:.3f} of all {rep['dated_facts']}")
+    print(f"invented facts (fp, all kinds) {rep['invented']}; everyday notes expecting no fact that yield none "
+          f"{rep['everyday_quiet_clean']} of {rep['everyday_quiet_turns']}")
     print(f"{'kind':<11} {'turns':>5} {'tp':>4} {'fp':>4} {'fn':>4} {'P':>6} {'R':>6} {'F1':>6}")
     for kind, r in rep["kinds"].items():
         print(f"{kind:<11} {r['turns']:>5} {r['tp']:>4} {r['fp']:>4} {r['fn']:>4} "
