@@ -5,6 +5,11 @@ One memory with metadata nested hundreds of levels deep, a lone surrogate (`"\\u
 the response or of the next write failed). Both the commands (create, edit) and the store's
 decoder call `check_metadata`, so what is accepted can always be read back.
 
+Every JSON a client sends (a REST body, an MCP message, an r3 `json_file`) is nested at most
+`MAX_JSON_DEPTH` levels, checked on its text before any parser reads it (`check_json_depth`): a parser
+recurses once per level, and 10,000 levels answered "not valid JSON" on REST, a parse error on MCP and
+"Error executing tool" (an uncaught RecursionError) from r3's json_file.
+
 Messages say what is wrong and name the limit; the error writer puts the field in front.
 """
 
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import accumulate
 from typing import Any
 
 from mnemo.domain.models import MAX_METADATA_BYTES, MAX_TEXT_BYTES
@@ -19,6 +25,10 @@ from mnemo.domain.models import MAX_METADATA_BYTES, MAX_TEXT_BYTES
 MAX_METADATA_DEPTH = 16  # levels of objects/arrays below the metadata object itself
 MAX_METADATA_KEY_CHARS = 128
 MAX_METADATA_INTEGER = 2**53  # every JSON reader (JavaScript included) reads it back exactly
+# Levels of objects/arrays in a whole client document. The deepest valid one is an r3 import over MCP,
+# 23 levels (message, params, arguments, data, results, item, metadata and its 16). Python's parser
+# fails near 1,500 levels, pydantic's (the MCP SDK's) past 200.
+MAX_JSON_DEPTH = 64
 
 
 def check_unicode(value: str) -> str:
@@ -91,3 +101,30 @@ def check_metadata(value: Any) -> dict[str, Any]:
     if size > MAX_METADATA_BYTES:
         raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes (16 KB) as JSON; it is {size} bytes")
     return value
+
+
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
+_STEP = [0] * 256
+_STEP[ord("[")], _STEP[ord("]")] = 1, -1
+
+
+def json_depth(text: bytes | str) -> int:
+    """How deep JSON text nests objects and arrays, read without parsing it (so without recursion):
+    escaped backslashes and quotes are dropped, then every string (what lies between quotes), then all
+    but the brackets, whose running count is the depth. Bytes are read as `json.loads` reads them
+    (UTF-8, or the UTF-16/32 it detects); in UTF-8 no byte of a multi-byte character is ASCII."""
+    if isinstance(text, str):
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        encoding = json.detect_encoding(text)
+        data = text if encoding == "utf-8" else text.decode(encoding, "replace").encode("utf-8", "surrogatepass")
+    unquoted = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    brackets = unquoted.translate(_AS_SQUARE, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def check_json_depth(text: bytes | str) -> None:
+    """The one nesting rule for client JSON, applied to its text before it is parsed."""
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ValueError(f"must be nested at most {MAX_JSON_DEPTH} levels deep (objects and arrays)")

@@ -1,10 +1,12 @@
 """A request body read once, under a cap, then handed on as if unread: REST's gate caps every `/v1`
-body before a route parses it, and the MCP endpoint reads an OAuth request's body to decide step-up
-before the SDK reads it again."""
+body before a route parses it, and the MCP endpoint reads every body (to bound its nesting, and an
+OAuth request's to decide step-up) before the SDK reads it again."""
 
 from __future__ import annotations
 
 from starlette.types import Message, Receive
+
+from mnemo.surfaces.errors import Problem
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:
@@ -35,3 +37,15 @@ def replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return again
+
+
+def too_deep(body: bytes) -> Problem | None:
+    """400 for a body nested past the limit on client JSON (domain/limits.py), before a parser recurses
+    into it: FastAPI's parser called 10,000 levels "not valid JSON", the MCP SDK's "Parse error"."""
+    from mnemo.domain.limits import check_json_depth  # with the first body: the MCP function's init defers the domain
+
+    try:
+        check_json_depth(body)
+    except ValueError as exc:
+        return Problem(400, "validation_error", f"body: {exc}")
+    return None

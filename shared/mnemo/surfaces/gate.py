@@ -1,5 +1,6 @@
-"""What runs before any REST route: authenticate, then cap the body — so an unauthenticated caller
-costs one key lookup and no parsing, and nobody can make the function parse 200 MB (issue 16, 7).
+"""What runs before any REST route: authenticate, then cap the body and its nesting — so an
+unauthenticated caller costs one key lookup and no parsing, and nobody can make the function parse
+200 MB (issue 16, 7) or recurse 10,000 levels (issue 53).
 
 Also the CORS policy, built from the same allowed origins the MCP transport enforces, so a browser
 is never told by the preflight that an origin may call what the request then refuses.
@@ -17,7 +18,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.asgi_body import read_body, replay
+from mnemo.surfaces.asgi_body import read_body, replay, too_deep
 from mnemo.surfaces.auth import authenticate, base_url, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 
@@ -39,7 +40,7 @@ def too_large(limit: int) -> Problem:
 
 class RestGate:
     """ASGI middleware for `/v1/...`: 401 before the body is read, 413 past `max_body` bytes (declared
-    or streamed); the principal goes to the route in `scope["state"]`."""
+    or streamed), 400 past `MAX_JSON_DEPTH` levels; the principal goes to the route in `scope["state"]`."""
 
     def __init__(self, app: ASGIApp, services: Callable[[], Container], *, max_body: int = MAX_REST_BODY_BYTES) -> None:
         self._app = app
@@ -69,6 +70,9 @@ class RestGate:
         body = await read_body(receive, self._max)
         if body is None:
             await send_problem(send, too_large(self._max))
+            return
+        if (nested := too_deep(body)) is not None:
+            await send_problem(send, nested)
             return
         scope.setdefault("state", {})["principal"] = principal
         await self._app(scope, replay(body, receive), send)

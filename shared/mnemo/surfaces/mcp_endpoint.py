@@ -15,7 +15,7 @@ from mcp_types.version import SUPPORTED_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.errors import AuthenticationError, DependencyError
-from mnemo.surfaces.asgi_body import read_body, replay
+from mnemo.surfaces.asgi_body import read_body, replay, too_deep
 from mnemo.surfaces.auth import authenticate, base_url, bearer_token, challenge_error, www_authenticate
 from mnemo.surfaces.errors import Problem, problem, send_problem
 from mnemo.surfaces.gate import LOCAL_ORIGINS
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mnemo.surfaces.profiles.toolkit import ProfileServer
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap: an OAuth request's body is read before dispatch
+MAX_MCP_BODY = 4 * 1024 * 1024  # the SDK transport's own cap: every body is read (and its nesting bounded) before dispatch
 
 
 def transport_security(settings: MnemoSettings) -> TransportSecuritySettings:
@@ -125,17 +125,19 @@ class McpDispatcher:
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await send_problem(send, unsupported_version(version))
             return
-        if by_oauth:
-            body = await read_body(receive, MAX_MCP_BODY)
-            if body is None:
-                await send_problem(send, Problem(413, "payload_too_large", f"body: must be at most {MAX_MCP_BODY} bytes"))
-                return
-            receive = replay(body, receive)
-            if (needed := step_up(principal, profile, body)) is not None:
-                await send_problem(send, insufficient_scope(principal, needed), {"www-authenticate": www_authenticate(
-                    settings.issuer, f"this tool needs {needed}", scope["path"].rstrip("/") or "/",
-                    error="insufficient_scope", scope=" ".join(sorted({*principal.permissions, needed})))})
-                return
+        body = await read_body(receive, MAX_MCP_BODY)
+        if body is None:
+            await send_problem(send, Problem(413, "payload_too_large", f"body: must be at most {MAX_MCP_BODY} bytes"))
+            return
+        if (nested := too_deep(body)) is not None:
+            await send_problem(send, nested)
+            return
+        receive = replay(body, receive)
+        if by_oauth and (needed := step_up(principal, profile, body)) is not None:
+            await send_problem(send, insufficient_scope(principal, needed), {"www-authenticate": www_authenticate(
+                settings.issuer, f"this tool needs {needed}", scope["path"].rstrip("/") or "/",
+                error="insufficient_scope", scope=" ".join(sorted({*principal.permissions, needed})))})
+            return
         token = set_principal(principal)
         try:
             sdk_app = self._server(profile, services).streamable_http_app(

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mnemo.domain.limits import check_json_depth
 from mnemo.errors import ValidationFailed
 
 __all__ = ["MAX_FILE_BYTES", "OFF", "REFUSED", "ImportFiles"]
@@ -44,6 +45,14 @@ class ImportFiles:
         if len(data) > MAX_FILE_BYTES:
             raise ValidationFailed(f"file_path: must be at most {MAX_FILE_BYTES} bytes")
         try:
-            return json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc
+        try:  # bounded before parsing: 10,000 levels were an uncaught RecursionError ("Error executing tool")
+            check_json_depth(text)
+        except ValueError as exc:
+            raise ValidationFailed(f"file_path: the file's JSON {exc}") from None
+        try:
+            return json.loads(text)
+        except ValueError as exc:  # JSONDecodeError, or an integer past Python's 4,300 digits
             raise ValidationFailed(f"file_path: is not valid JSON ({exc})") from exc

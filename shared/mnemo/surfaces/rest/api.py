@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator, model_validator
 
 from mnemo.domain.commands import CaptureCommand, EditCommand, RetrieveCommand, check_text
 from mnemo.domain.models import MAX_TEXT_BYTES, Activity, ConversationId, Memory, NamespaceId, Principal, Status
@@ -53,6 +53,12 @@ def status_service(container: Annotated[ServiceFacade, Depends(services)]) -> St
 Caller = Annotated[Principal, Depends(principal)]
 Memories = Annotated[MemoryService, Depends(memories)]
 
+# Body fields are strict JSON types, as MCP arguments are (README): a boolean is true or false, never "yes",
+# "true" or 1, and a number is never a string or a boolean. Strict per field (StrictBool, StrictInt,
+# StrictFloat), not per model: FastAPI validates the parsed dict, where a strict model would refuse the
+# JSON string of an enum (`status: "completed"`). tests/integration/surfaces/test_strict_bodies.py
+# walks /openapi.json for any body field this misses.
+
 
 class CreateMemory(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -67,7 +73,7 @@ class CreateMemory(BaseModel):
         "context only if both name the same conversation (or neither names one); nothing is filtered by it."))
     metadata: dict[str, Any] = Field(default_factory=dict)
     captured_at: SaidAt | None = None
-    as_user: bool | None = None
+    as_user: StrictBool | None = None
 
     @field_validator("content")
     @classmethod
@@ -106,20 +112,19 @@ USER_FILTER = ("Whose memories: a user id (default `default`; a key bound to a u
 
 
 class SearchMemories(BaseModel):
-    # strict: `threshold: true` or `top_k: true` is refused, not read as 1 (the schema says number / integer)
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=MAX_TEXT_BYTES)
     user_id: UserFilter | None = Field(default=None, description=USER_FILTER)
     agent_id: NamespaceId | None = Field(default=None, description="Only memories this agent wrote.")
     group_id: NamespaceId | None = Field(default=None, description="Only memories of this group.")
-    top_k: int = Field(default=10, ge=1, le=100)
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: StrictInt = Field(default=10, ge=1, le=100)
+    threshold: StrictFloat | None = Field(default=None, ge=0.0, le=1.0)
     mode: Literal["fast", "full"] = Field(default="full", description=(
         "`full`: hybrid search, graph neighbours, a hit restating a better-placed one moved down, and the "
         "reranker where one is configured; `fast`: the hybrid search alone."))
     author: Literal["user", "agent", "all"] = "all"
-    explain: bool = Field(default=False, description="Return each component of the score.")
+    explain: StrictBool = Field(default=False, description="Return each component of the score.")
     now: IsoTimestamp | None = Field(default=None, description=(
         "The search's reference time (default: the current time): recency and relative dates in the query "
         "(`last week`, `two months ago`) are read against it."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
 from mnemo.domain.commands import CaptureCommand, check_text
 from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
@@ -39,7 +39,7 @@ class AddEpisode(BaseModel):
 
     content: str = Field(description="The prose to ingest; non-empty, at most 8 KB.")
     group_id: NamespaceId = "default"
-    extract_intent: bool = False
+    extract_intent: StrictBool = False  # strict JSON types, as every REST body (rest/api.py)
     captured_at: SaidAt | None = Field(default=None, description="When it was said; the event time of its facts.")
 
     @field_validator("content")
@@ -56,7 +56,7 @@ class RecordFact(BaseModel):
     predicate: str
     object: str
     group_id: NamespaceId = "default"
-    extract_intent: bool = False
+    extract_intent: StrictBool = False
     valid_at: IsoTimestamp | None = Field(default=None, description="When it became true in the world; default now.")
 
 
@@ -66,7 +66,7 @@ class SearchFacts(BaseModel):
 
     query: str = Field(min_length=1, max_length=2000)
     group_id: NamespaceId = "default"
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: StrictInt = Field(default=10, ge=1, le=100)
     as_of: IsoTimestamp | None = Field(default=None, description="Event time: the facts true then (valid_at <= as_of < "
                                    "invalid_at), including ones invalidated since; retracted facts never.")
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.oauth_records import Grant
@@ -32,7 +32,7 @@ class MintCode(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: NamespaceId = Field(default="default", description="Whose memories the connected app reads and writes.")
-    minutes: int = Field(default=DEFAULT_MINUTES, ge=1, le=MAX_MINUTES, description="How long the code stays valid.")
+    minutes: StrictInt = Field(default=DEFAULT_MINUTES, ge=1, le=MAX_MINUTES, description="How long the code stays valid.")
     scopes: list[str] | None = Field(default=None, max_length=3, description="At most memory:read, memory:write, memory:delete (default: all three).")
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from mnemo.domain.jobs import JobReceipt
 from mnemo.domain.models import NamespaceId, Principal
@@ -36,7 +36,8 @@ class ImportRequest(BaseModel):
         "`author`, `status`; or `{\"recorded_fact\": ...}` (an NDJSON export's line)."))
     user_id: NamespaceId | None = Field(default=None, description=(
         "Whose memories the items become: default `default`; a key bound to a user: that user (naming another is 403)."))
-    skip_duplicates: bool = Field(default=True, description=(
+    # strict JSON types, as every REST body (rest/api.py): "yes" or 1 is not true
+    skip_duplicates: StrictBool = Field(default=True, description=(
         "Items without an id: skip those the user already has (same text, or near it). A key without memory:read imports "
         "them without comparing (the answer's duplicate_check says so); asking it for true is 403."))
 
