@@ -232,3 +232,34 @@ def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, 
     assert sorted(relevant) == sorted(ids) and relevant[-1] == ids[2]  # the control: the unrelated one ranks last
     assert [t["id"] for t in by_date["results"]] == ids[::-1]  # the same hits, newest first
     assert all("score" in t for t in by_date["results"]) and by_date["next_cursor"] is None  # a search: one page
+
+
+def test_fewer_results_than_top_k_say_what_lies_below_the_threshold(app, aws) -> None:
+    from tests.integration.surfaces.test_profile_thrindex import enrich
+
+    texts = ["I take the 8:15 train to work every weekday.", "My sister Lena lives in Graz.",
+             "I am vegetarian and allergic to peanuts.", "The dentist appointment is on Friday.",
+             "My passport expires in March 2027."]
+
+    async def capture(client: Client) -> list[str]:
+        return [structured(await client.call_tool("capture_thought", {"raw": t, "as_user": True}))["thought"]["id"]
+                for t in texts]
+
+    ids = run_mcp(app, capture)
+    enrich(aws)
+
+    async def search(client: Client) -> Any:
+        return [structured(await client.call_tool("retrieve_thoughts", {"query": "train", **extra}))
+                for extra in ({"threshold": 0.99}, {"threshold": 0}, {})]
+
+    above_all, everything, defaults = run_mcp(app, search)
+    # nothing reaches 0.99: results stay empty, the closest three are beside them, best first, and the note says so
+    assert above_all["results"] == [] and len(above_all["weaker"]) == 3 and above_all["weaker"][0]["id"] == ids[0]
+    scores = [w["score"] for w in above_all["weaker"]]
+    assert scores == sorted(scores, reverse=True) and above_all["weaker"][0]["snippet"] == texts[0]
+    assert above_all["note"].startswith("No thought scored the threshold 0.99 or more; the 3 closest below it are in weaker")
+    # the control: with no threshold every hit is a result, the same one first, and nothing is below
+    assert everything["results"][0]["id"] == ids[0] and everything["weaker"] == [] and everything["note"] is None
+    assert everything["results"][0]["score"] == above_all["weaker"][0]["score"]
+    # with the defaults, the memory that says "train" is returned, as a result or as a weaker match
+    assert ids[0] in [t["id"] for t in defaults["results"]] + [w["id"] for w in defaults["weaker"]], defaults

@@ -48,7 +48,7 @@ from mnemo.ports import (
 )
 from mnemo.services.erasure.user_fence import Admission, WriteFence
 from mnemo.services.memory import idempotency
-from mnemo.services.memory.search import MemorySearch
+from mnemo.services.memory.search import MemorySearch, SearchHits
 from mnemo.services.tenancy.metering import Meter
 from mnemo.services.tenancy.permissions import Operation, authorize, blind_plan, status_change
 
@@ -216,6 +216,10 @@ class MemoryService:
         services/memory/search.py, with the store deciding what is visible (the index is derived and
         may lag it). `context`: what the caller is trying to do (Thrindex `task_context`), blended
         into the query."""
+        return self.search_hits(principal, command, context=context).results
+
+    def search_hits(self, principal: Principal, command: RetrieveCommand, *, context: str | None = None) -> SearchHits:
+        """`search`, with the best hits below the threshold beside the results (`SearchHits.weaker`)."""
         authorize(principal, Operation.SEARCH)
         assert command.query is not None
         self._meter.charge(principal, Operation.SEARCH)

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from typing import NamedTuple
 
 from mnemo.domain import query as query_input
 from mnemo.domain import scoring
@@ -48,6 +49,17 @@ def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
     return scoring.meets(threshold, score, enriched=memory.enrichment.state is EnrichmentState.ENRICHED)
 
 
+class SearchHits(NamedTuple):
+    """A search's answer: the hits that pass its threshold, and the best of those it read that do not
+    (at most WEAKER, best first), so a caller can say what lies below instead of answering nothing."""
+
+    results: list[ScoredMemory]
+    weaker: list[ScoredMemory]
+
+
+WEAKER = 3
+
+
 class MemorySearch:
     """The search half of `MemoryService` (services/memory/memories.py): it owns the collaborators and builds
     one of these per search (a plain object over the same collaborators, lazy adapters: nothing is built twice)."""
@@ -62,7 +74,7 @@ class MemorySearch:
         self._clock = clock
 
     def search(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, *,
-               context: str | None = None) -> list[ScoredMemory]:
+               context: str | None = None) -> SearchHits:
         """The ranked hits of `command` inside `scope` (the caller checked the permission and metered)."""
         assert command.query is not None
         recipe = RECIPES[command.mode]
@@ -92,16 +104,18 @@ class MemorySearch:
             window = wide.top_k + SPARE_HITS
             ranked = demote_repeats(ranked, {r.memory_id: memories[r.memory_id].normalized_text for r in ranked[:window]},
                                     window)
-        results = [
-            ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
-            for r in ranked
-            if r.memory_id in visible and _meets(command.threshold, r.score, memories[r.memory_id])
-        ]
+        shown = [ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
+                 for r in ranked if r.memory_id in visible]
+        results = [h for h in shown if _meets(command.threshold, h.score, h.memory)]
+        # Below the threshold, among what was read anyway (no further store call): only when fewer than top_k pass.
+        weaker = [h for h in shown if not _meets(command.threshold, h.score, h.memory)][:WEAKER] \
+            if len(results) < command.top_k else []
         if rerank:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
             results = self._reranked(command.query, results, held)
+        results = results[: command.top_k]
         if command.order == "created_at":  # the same hits, newest first ("what did I say last about ...")
-            return sorted(results[: command.top_k], key=lambda r: (r.memory.created_at, r.memory.id), reverse=True)
-        return results[: command.top_k]
+            results = sorted(results, key=lambda r: (r.memory.created_at, r.memory.id), reverse=True)
+        return SearchHits(results, weaker)
 
     def _prescore(self, query: str, tenant: str, scored: scoring.Scored) -> Mapping[str, float]:
         """The reranker's relevance of the best PRESCORE_DEPTH candidates it holds (found by the index

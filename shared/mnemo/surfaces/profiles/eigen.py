@@ -28,7 +28,7 @@ from mnemo.errors import (
 )
 from mnemo.services.tenancy.permissions import REQUIRED, Operation
 from mnemo.surfaces.profiles.toolkit import ProfileServer, Wording, caller
-from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, thought_view, written_scope
+from mnemo.surfaces.views import SCOPE_WRITTEN, Thought, cursor_params, snippet, thought_view, written_scope
 
 if TYPE_CHECKING:
     from mnemo.surfaces.facade import ServiceFacade
@@ -55,11 +55,23 @@ class CaptureResult(BaseModel):
     scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
 
 
+class Weaker(BaseModel):
+    """A thought that scored below the threshold: a weaker match, not a confirmed answer."""
+
+    id: str
+    score: float
+    snippet: str
+
+
 class RetrieveResult(BaseModel):
     results: list[Thought]
     next_cursor: dict[str, str] | None = Field(
         default=None, description="Pass these as cursor_created_at and cursor_id to get the next page (browse mode)."
     )
+    weaker: list[Weaker] = Field(
+        default_factory=list, description="Search with fewer than top_k results: the best thoughts below the threshold "
+                                          "(at most 3, best first). Weaker matches: check them before relying on them.")
+    note: str | None = Field(default=None, description="Search with fewer than top_k results: what passed and what lies below.")
 
 
 class Changed(BaseModel):
@@ -86,6 +98,17 @@ class DeleteResult(BaseModel):
     status: str
     message: str
     scope: dict[str, str] = Field(description=SCOPE_WRITTEN)
+
+
+def _below_note(passed: int, below: int, command: RetrieveCommand) -> str | None:
+    """One line, so that an empty `results` is never read as "nothing remembered" (issue 54)."""
+    if not below:
+        return None
+    floor = f"the threshold {command.threshold:g}"
+    if not passed:
+        return (f"No thought scored {floor} or more; the {below} closest below it are in weaker: "
+                "weaker matches, check them before relying on them.")
+    return f"{passed} of top_k={command.top_k} scored {floor} or more; the {below} best below it are in weaker."
 
 
 def build(services: ServiceFacade) -> ProfileServer:
@@ -164,8 +187,10 @@ def build(services: ServiceFacade) -> ProfileServer:
             return RetrieveResult(
                 results=[thought_view(m, detail=detail) for m in page.items], next_cursor=cursor_params(page.next_cursor)
             )
-        hits = services.memories.search(caller(), command)
-        return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits])
+        hits = services.memories.search_hits(caller(), command)
+        weaker = [Weaker(id=h.memory.id, score=round(h.score, 6), snippet=snippet(h.memory.normalized_text)) for h in hits.weaker]
+        return RetrieveResult(results=[thought_view(h.memory, score=h.score, detail=detail) for h in hits.results],
+                              weaker=weaker, note=_below_note(len(hits.results), len(weaker), command))
 
     def edit_thought(
         thought_id: Annotated[str, Field(description="The thought's id (UUID) from capture or retrieve.")],
