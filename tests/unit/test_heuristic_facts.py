@@ -92,3 +92,52 @@ def test_a_habit_is_said_with_its_verb(text: str, fact: tuple[str, str, str, str
 ])
 def test_a_verb_phrase_after_is_or_has_is_no_state_or_possession(text: str) -> None:
     assert triples(text) == []
+
+
+# Issue 54: everyday notes. "moved to <a day>" reschedules something; only a person lives somewhere.
+@pytest.mark.parametrize("text", [
+    "Dentist appointment moved to Wednesday.",  # the issue's example: was (Dentist appointment, lives in, Wednesday)
+    "The party moved to Saturday at 8pm.",
+    "Standup moved to Wednesday, and retro moved to Friday.",
+    "My yoga class moved to Thursdays.",
+    "The launch moved to March.",
+    "Scratch that, the call moved to Monday.",
+])
+def test_a_thing_moved_to_a_day_lives_nowhere(text: str) -> None:
+    assert triples(text) == []
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    ("Ana moved to Lisbon.", [("Ana", "lives in", "Lisbon", "positive")]),  # the control: a real move
+    ("I moved to Leipzig on Monday.", [("user", "lives in", "Leipzig", "positive")]),  # a place, then its day
+    ("My sister moved to Graz in June.", [("user's sister", "lives in", "Graz", "positive")]),
+    ("Ana didn't move to Lisbon after all.", [("Ana", "lives in", "Lisbon", "negative")]),
+])
+def test_a_person_who_moves_to_a_place_lives_there(text: str, facts: list[tuple[str, str, str, str]]) -> None:
+    assert triples(text) == facts
+
+
+def test_a_thing_never_lives_anywhere_but_a_person_does() -> None:
+    assert triples("The team moved to Slack last month.") == []
+    assert triples("Our newsletter moved to Substack.") == []
+    assert triples("My parents moved to Faro.") == [("user's parents", "lives in", "Faro", "positive")]  # the control
+    assert triples("Ana de Souza moved to Faro.") == [("Ana de Souza", "lives in", "Faro", "positive")]
+
+
+@pytest.mark.parametrize("text", [
+    "Standup is at 9:30 every day.", "Therapy is every other Wednesday at 4.", "Payday is the 25th.",
+    "Choir practice is on Thursdays in the church hall.", "Remember: team standups are Tuesdays at 10am.",
+    "Correction: the dentist appointment is Thursday, not Wednesday.", "The appointment was moved to 14:00.",
+])
+def test_a_schedule_says_when_not_what_a_thing_is(text: str) -> None:
+    assert triples(text) == []
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("I'm a night owl.", ("user", "is", "night owl", "positive")),  # a part of the day before a noun is no time
+    ("I'm vegetarian.", ("user", "is", "vegetarian", "positive")),
+    ("My birthday is on April 2nd.", ("user", "birthday", "April 2nd", "positive")),  # a date's own attribute
+    ("I'm flying to Lisbon next Friday.", ("user", "travels to", "Lisbon", "positive")),
+])
+def test_the_controls_of_the_schedule_rules_keep_their_facts(text: str, fact: tuple[str, str, str, str]) -> None:
+    assert triples(text) == [fact]

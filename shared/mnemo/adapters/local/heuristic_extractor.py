@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from mnemo.adapters.local.heuristic_facts import MAX_FACTS, facts
+from mnemo.adapters.local.heuristic_plausibility import RELATIONS
 from mnemo.domain.extraction import Entity, Extraction
 from mnemo.domain.models import normalize_text
 
@@ -31,9 +32,7 @@ def _words(s: str) -> frozenset[str]:
     return frozenset(s.split())
 
 
-_REL = (r"(?:best friend|mom|mum|mother|dad|father|parents?|sister|brother|siblings?|sons?|daughters?|wife|husband"
-        r"|partner|spouse|boyfriend|girlfriend|fianc[eé]e?|friend|cousin|aunt|uncle|grandma|grandmother|grandpa"
-        r"|grandfather|niece|nephew|kids?|children|child|boss|manager|colleague|co-?worker|roommate|neighbou?r|mentor)")
+_REL = RELATIONS
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"

@@ -11,6 +11,7 @@ Deterministic surface rules, in this order per sentence (docs/extraction.md "Fac
    negation ("not", "no longer", "never", "anymore"), which makes the fact negative, and is matched
    against the patterns below, first with its date words removed, then as said;
 4. "X, not Y" adds the negative of the previous fact with the object Y ("I live in Porto, not Lisbon").
+5. every triple passes the vetoes of heuristic_plausibility (a day is no place, only a person lives somewhere).
 
 Subjects: "I" and "we" are the speaker; "my sister Maya" is Maya (and the speaker's sister is Maya);
 "he"/"she" is the last person named in the turn, "her brother" that person's brother.
@@ -22,6 +23,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
+from mnemo.adapters.local.heuristic_plausibility import plausible
 from mnemo.domain import dates
 from mnemo.domain.extraction import Fact
 
@@ -178,7 +180,8 @@ _RULES: tuple[tuple[str, _Match], ...] = (
      r"(?:in|at) (?P<o>.+)$", _named("lives in")),
     (_S + r"(?:am|is|are|will be) (?:moving|relocating) to (?P<o>.+)$", _named("lives in")),
     (_S + r"(?:am |is |are )?planning to move to (?P<o>.+)$", _named("lives in")),
-    (_S + r"(?:moved|moves|relocated) to (?P<o>.+)$", _named("lives in")),
+    # "move" is the form left once "did not" is cut: "Ana didn't move to Lisbon" denies a move
+    (_S + r"(?:moved|moves|move|relocated) to (?P<o>.+)$", _named("lives in")),
     (_S + r"(?:start|starts|started|am starting|is starting|will start|am joining|is joining|will join|join|joins|joined"
      r"|has joined|have joined) (?:(?:his|her|my|a) )?(?:new )?(?:job |work |working )?(?:at )?(?P<o>[A-Z].*)$",
      _named("works at")),
@@ -286,6 +289,8 @@ class _Turn:
             obj = self.last_name
         predicate = " ".join(predicate.casefold().split())[:100]
         if not subject or not obj or not predicate or obj.split()[0].casefold() in _NOT_SUBJECT | {"he", "she", "they"}:
+            return
+        if not plausible(subject, predicate, obj, self.speaker):  # "Dentist appointment lives in Wednesday" (issue 54)
             return
         key = (subject.casefold(), predicate, obj.casefold(), polarity)
         if key not in self.seen and len(self.out) < MAX_FACTS:
