@@ -13,7 +13,7 @@ heldout.txt, frozen before tuning) are reported apart; never tune on held-out.
 each with its conversation as conversation_id, captured now, as the user's own) into the same user: the
 store's memories must then be found among 2,000 unrelated ones.
 
-    PYTHONPATH=shared:. .venv/bin/python bench/agent_queries.py [--buried] [--stores 001,002] [--out PATH]
+    PYTHONPATH=shared:. .venv/bin/python bench/agent_queries.py [--buried] [--stores 001,002] [--out PATH] [--report PATH]
         [--data ../shared/bench/locomo-dev.json] [--code DIR --commit SHA]
 
 `--code DIR` measures another checkout's server (e.g. `git archive <commit> | tar -x -C DIR`, so that edits
@@ -156,6 +156,42 @@ def summarise(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def per_store(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per store and per language: answerable found, never-said empty (dev and held-out together)."""
+    language = {s["store"]: s["language"] for s in load_stores()}
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[r["store"]].append(r)
+        groups[f"language {language[r['store']]}"].append(r)
+    lines = [f"  {'store':<26}{'answerable':>11}{'found':>8}{'paraphrase found':>18}{'never_said':>12}{'empty':>8}"]
+    for name, group in sorted(groups.items(), key=lambda item: (item[0].startswith("language"), item[0])):
+        found = [r for r in group if r["class"] in ANSWERABLE]
+        para = [r for r in group if r["class"] == "paraphrase"]
+        never = [r for r in group if r["class"] == "never_said"]
+        lines.append(f"  {name:<26}{len(found):>11}{sum(r['found'] for r in found) / len(found):>8.3f}"
+                     f"{sum(r['found'] for r in para) / len(para):>18.3f}{len(never):>12}"
+                     f"{sum(r['empty'] for r in never) / len(never):>8.3f}")
+    return lines
+
+
+def report(saved: dict[str, Any]) -> None:
+    runs = saved["runs"]
+    rows = [r for run in runs for r in run["queries"]]
+    print(f"Agent-query set (issue 54), {saved['label']}: {len(runs)} stores, {sum(r['memories'] for r in runs)} memories"
+          + (f", each buried in {runs[0]['filler']} LoCoMo dev turns" if runs and runs[0]["filler"] else "")
+          + f"; code {saved['code']}{' + uncommitted changes in shared/' if saved['dirty'] else ''}; {saved['machine']}")
+    print("  found = an answering memory in results; top-1 = first result answers; weaker = only below the floor; "
+          "stale = a superseded memory above every answer (count); empty = results empty (right for never_said); "
+          "shown = mean results; filler = mean filler turns in results")
+    for line in summarise(rows):
+        print(line)
+    for line in per_store(rows):
+        print(line)
+    p50 = sorted(r["ms"] for r in rows)[len(rows) // 2] if rows else 0
+    print(f"  retrieve_thoughts p50 {p50:.0f} ms over {len(rows)} calls; capture + enrichment "
+          f"{sum(r['capture_s'] + r['enrich_s'] for r in runs):.0f} s in all")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--buried", action="store_true", help=f"capture {FILLER} LoCoMo dev turns into each store's user first")
@@ -163,8 +199,12 @@ def main() -> int:
     parser.add_argument("--stores", help="comma-separated store numbers or names (default: all)")
     parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose server is measured (default: this one)")
     parser.add_argument("--commit", help="the commit --code was archived from, for the report (when DIR is no git checkout)")
+    parser.add_argument("--report", type=Path, help="print the summary of a saved per-query JSON, run nothing")
     parser.add_argument("--out", type=Path, help="per-query JSON (default bench/agent_queries/results/<alone|buried>.json)")
     args = parser.parse_args()
+    if args.report:
+        report(json.loads(args.report.read_text(encoding="utf-8")))
+        return 0
     stores = load_stores()
     if args.stores:
         wanted = args.stores.split(",")
@@ -191,22 +231,12 @@ def main() -> int:
             f"enriched {run['enrich_s']} s, status {run['status']}, merged {run['merged_on_capture']}; "
             f"found {sum(r['found'] for r in found)}/{len(found)}, never-said empty {sum(r['empty'] for r in never)}/{len(never)}")
         runs.append(run)
-    rows = [r for run in runs for r in run["queries"]]
     label = "buried" if args.buried else "alone"
-    print(f"Agent-query set (issue 54), {label}: {len(runs)} stores, {sum(r['memories'] for r in runs)} memories"
-          + (f", each buried in {FILLER} LoCoMo dev turns" if args.buried else "")
-          + f"; code {commit}{' + uncommitted changes in shared/' if dirty else ''}; {machine}")
-    print("  found = an answering memory in results; top-1 = first result answers; weaker = only below the floor; "
-          "stale = a superseded memory above every answer (count); empty = results empty (right for never_said); "
-          "shown = mean results; filler = mean filler turns in results")
-    for line in summarise(rows):
-        print(line)
-    p50 = sorted(r["ms"] for r in rows)[len(rows) // 2] if rows else 0
-    print(f"  retrieve_thoughts p50 {p50:.0f} ms over {len(rows)} calls")
+    saved = {"label": label, "code": commit, "dirty": bool(dirty), "machine": machine, "runs": runs}
+    report(saved)
     out = args.out or REPO / "bench" / "agent_queries" / "results" / f"{label}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"label": label, "code": commit, "dirty": bool(dirty), "machine": machine, "runs": runs},
-                              ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     log(f"per-query results -> {out}")
     return 0
 
