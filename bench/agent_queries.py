@@ -125,7 +125,21 @@ async def run_store(base: str, store: dict[str, Any], filler: list[tuple[str, st
                 "filler_in_results": sum(1 for ids in shown if ids[0].startswith("filler:")),
                 "empty": not shown, "ms": round(ms, 1),
             })
-    return {"store": store["store"], "memories": len(store["memories"]), "filler": len(filler),
+    # The facts leg (POST /v1/search, the facts product's search, same shapes as /mcp/facts): a fact is
+    # relevant when it came from an answering memory (its episodes name one), so a facts floor can be read off.
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as rest:
+        facts_of: dict[str, int] = {}  # the facts each store memory produced (the facts leg's ceiling)
+        for server_id, ids in by_server_id.items():
+            detail = (await rest.get(f"/v1/memories/{server_id}")).raise_for_status().json()
+            for memory_id in ids:
+                facts_of[memory_id] = len(detail["facts"])
+        for row, query in zip(rows, store["queries"], strict=True):
+            row["answer_has_fact"] = any(facts_of.get(a, 0) for a in query["answers"])
+            edges = (await rest.post("/v1/search", json={"query": query["text"], "limit": 10})).raise_for_status().json()["edges"]
+            answers = set(query["answers"])
+            row["facts"] = [{"score": e["score"], "relevant": bool(answers & {i for ep in e["episodes"] for i in by_server_id.get(ep, ())}),
+                             "fact": e["fact"]} for e in edges]
+    return {"store": store["store"], "memories": len(store["memories"]), "filler": len(filler), "facts_of": facts_of,
             "merged_on_capture": merged, "capture_s": round(captured, 1), "enrich_s": round(enriched, 1),
             "status": status, "queries": rows}
 
@@ -153,6 +167,36 @@ def summarise(rows: list[dict[str, Any]]) -> list[str]:
             else:
                 lines.append(f"  {name:<12}{split:<10}{n:>5}{rate('found'):>8}{rate('top1'):>8}{rate('weaker_only'):>8}"
                              f"{sum(r['stale_above'] for r in group):>7}{rate('empty'):>8}{shown:>7.2f}{filler:>8.2f}")
+    return lines
+
+
+FLOORS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def facts_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The facts leg: per class, a relevant fact among the 10 returned; then per floor (a score below it
+    dropped): answerable queries keeping a relevant fact, never-said queries left with no fact, and the
+    irrelevant facts kept per answerable query."""
+    rows = [r for r in rows if "facts" in r]
+    if not rows:
+        return []
+    lines = ["  facts leg (POST /v1/search, limit 10; relevant = from an answering memory):",
+             f"  {'class':<12}{'n':>5}{'answer has a fact':>19}{'relevant fact':>15}{'facts shown':>13}"]
+    for name in CLASSES:
+        group = [r for r in rows if r["class"] == name]
+        if group:
+            relevant = sum(any(f["relevant"] for f in r["facts"]) for r in group) / len(group)
+            ceiling = sum(r["answer_has_fact"] for r in group) / len(group)
+            lines.append(f"  {name:<12}{len(group):>5}{ceiling if name != 'never_said' else float('nan'):>19.3f}{relevant if name != 'never_said' else float('nan'):>15.3f}"
+                         f"{sum(len(r['facts']) for r in group) / len(group):>13.2f}")
+    answerable = [r for r in rows if r["class"] in ANSWERABLE]
+    never = [r for r in rows if r["class"] == "never_said"]
+    lines.append(f"  {'floor':<8}{'answerable with a relevant fact':>33}{'never-said with none':>22}{'irrelevant kept/query':>23}")
+    for floor in FLOORS:
+        kept = sum(any(f["relevant"] and f["score"] >= floor for f in r["facts"]) for r in answerable) / len(answerable)
+        none = sum(not any(f["score"] >= floor for f in r["facts"]) for r in never) / max(len(never), 1)
+        noise = sum(sum(not f["relevant"] and f["score"] >= floor for f in r["facts"]) for r in answerable) / len(answerable)
+        lines.append(f"  {floor:<8.2f}{kept:>33.3f}{none:>22.3f}{noise:>23.2f}")
     return lines
 
 
@@ -185,7 +229,7 @@ def report(saved: dict[str, Any]) -> None:
           "shown = mean results; filler = mean filler turns in results")
     for line in summarise(rows):
         print(line)
-    for line in per_store(rows):
+    for line in per_store(rows) + facts_lines(rows):
         print(line)
     p50 = sorted(r["ms"] for r in rows)[len(rows) // 2] if rows else 0
     print(f"  retrieve_thoughts p50 {p50:.0f} ms over {len(rows)} calls; capture + enrichment "
