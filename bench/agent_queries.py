@@ -244,7 +244,7 @@ def main() -> int:
     parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose server is measured (default: this one)")
     parser.add_argument("--commit", help="the commit --code was archived from, for the report (when DIR is no git checkout)")
     parser.add_argument("--report", type=Path, help="print the summary of a saved per-query JSON, run nothing")
-    parser.add_argument("--out", type=Path, help="per-query JSON (default bench/agent_queries/results/<alone|buried>.json)")
+    parser.add_argument("--out", type=Path, help="per-query JSON (default bench/results/agent_queries-<alone|buried>.json)")
     args = parser.parse_args()
     if args.report:
         report(json.loads(args.report.read_text(encoding="utf-8")))
@@ -278,7 +278,7 @@ def main() -> int:
     label = "buried" if args.buried else "alone"
     saved = {"label": label, "code": commit, "dirty": bool(dirty), "machine": machine, "runs": runs}
     report(saved)
-    out = args.out or REPO / "bench" / "agent_queries" / "results" / f"{label}.json"
+    out = args.out or REPO / "bench" / "results" / f"agent_queries-{label}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     log(f"per-query results -> {out}")
