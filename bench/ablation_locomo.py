@@ -5,7 +5,16 @@ worker uses — the heuristic extractor, the MiniLM embedder, `date_words`, the 
 `mnemo.domain.scoring.fuse` — then toggles one mechanism at a time. Use it to decide mechanisms;
 quote the numbers of `bench/locomo/run.py`, which goes through the public API.
 
+Issue 54: recall@5 over categories 1-4 is also reported per fold. A question's key is
+`<sample_id>:<index>`, its index being its place in the sample's `qa` list (skipped questions keep
+their place), and its fold is `int(sha256(key).hexdigest()[:8], 16) % 4` (`fold_of`, shared with
+bench/longmemeval.py). Per fold the table gives the mean recall@5 and its sum over the fold's
+questions ("questions' worth": a question with 2 of its 4 evidence turns in the top 5 counts 0.5),
+and each variant's gain over the first one run (the shipped one), in those questions' worth. Keep a
+mechanism when it gains overall and loses no fold by more than two questions.
+
     PYTHONPATH=shared:. .venv/bin/python bench/ablation_locomo.py ../shared/bench/locomo-dev.json
+    PYTHONPATH=shared:. .venv/bin/python bench/ablation_locomo.py DATA --only "default (shipped),bm25 text only"
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import os
 import sys
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -48,6 +58,12 @@ from mnemo.services.memory.search import SPARE_HITS  # noqa: E402
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 SCOPE = NamespaceFilter(tenant="t", user_id="u")
+FOLDS = 4
+
+
+def fold_of(key: str, folds: int = FOLDS) -> int:
+    """A question's fold (issue 54): the first 8 hex digits of the SHA-256 of its key, modulo `folds`."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % folds
 
 
 class Embeddings:
@@ -68,7 +84,11 @@ class Embeddings:
             for (k, _), v in zip(missing, self.model.embed([t for _, t in missing]), strict=False):
                 self.cache[k] = np.asarray(v, dtype=np.float32)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(self.path, keys=np.asarray(list(self.cache)), vectors=np.stack(list(self.cache.values())))
+            # written aside, then renamed: an interrupted run never leaves a truncated cache
+            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            with temporary.open("wb") as out:
+                np.savez(out, keys=np.asarray(list(self.cache)), vectors=np.stack(list(self.cache.values())))
+            os.replace(temporary, self.path)
         return [self.cache[k].tolist() for k in keys]
 
 
@@ -157,7 +177,10 @@ def ranked(index, texts: dict[str, str], text: str, vector: list[float], variant
     return (demote_repeats(hits, texts, window) if variant.repeats else hits)[:top_k]
 
 
-def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> dict[str, float]:
+def evaluate(conversations, variant: Variant, embed: Embeddings, extractor,
+             per_question: dict[str, float] | None = None) -> dict[str, float]:
+    """Recall@5 per category and over 1-4, MRR@10 per category; `per_question` (when given) receives
+    each question's recall@5 under its key `<sample_id>:<index>`."""
     scores = []
     for conv in conversations:
         index, texts = build(conv, variant, embed, extractor), texts_of(conv, extractor)
@@ -166,10 +189,46 @@ def evaluate(conversations, variant: Variant, embed: Embeddings, extractor) -> d
         for q, qv in zip(questions, qvecs, strict=False):
             hits = ranked(index, texts, q.question, qv, variant, top_k=10)
             scores.append(score_question([h.memory_id for h in hits], q.evidence, q.category))
+            if per_question is not None:
+                per_question[question_key(conv, q)] = scores[-1].recall_at_5
     summary = by_category(scores)
     result = {f"cat{c}": summary[str(c)].recall_at_5 for c in HEADLINE_CATEGORIES}
     result["all"] = summary[HEADLINE].recall_at_5
     return result | {f"mrr{c}": summary[str(c)].mrr for c in HEADLINE_CATEGORIES}
+
+
+def question_key(conv, q) -> str:
+    """A LoCoMo question's key: its sample and its place in that sample's `qa` list."""
+    return f"{conv.sample_id}:{q.index}"
+
+
+def fold_table(results: list[tuple[str, dict[str, float]]], name_width: int = 44) -> str:
+    """Recall@5 (1-4) overall and per fold: the mean, the sum over the fold's questions (questions'
+    worth), and the change in that sum from the first row's variant (the reference: the shipped one)."""
+    if not results:
+        return ""
+    keys = list(results[0][1])
+    members = {f: [k for k in keys if fold_of(k) == f] for f in range(FOLDS)}
+    groups = [("all", keys)] + [(f"fold {f}", members[f]) for f in range(FOLDS)]
+    head = f"{'recall@5 (1-4), mean / sum':<{name_width}}" + "".join(
+        f"{label + ' (' + str(len(ks)) + ')':>18}" for label, ks in groups)
+    lines = [head]
+    reference = results[0][1]
+    for name, values in results:
+        cells = []
+        for _, ks in groups:
+            total = sum(values[k] for k in ks)
+            cells.append(f"{total / len(ks) if ks else 0:.3f} {total:6.1f}".rjust(18))
+        lines.append(f"{name[:name_width]:<{name_width}}" + "".join(cells))
+    if len(results) > 1:
+        lines.append(f"change in questions' worth vs {results[0][0]!r}"
+                     " (keep rule: gains overall, no fold loses more than 2)")
+        for name, values in results[1:]:
+            deltas = [sum(values[k] - reference[k] for k in ks) for _, ks in groups]
+            verdict = "passes" if deltas[0] > 0 and min(deltas[1:]) >= -2 else ""
+            lines.append(f"{name[:name_width]:<{name_width}}" + "".join(f"{d:>+18.1f}" for d in deltas)
+                         + f"  {verdict}")
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -177,7 +236,13 @@ def main() -> int:
     parser.add_argument("data")
     parser.add_argument("--only", default="")
     args = parser.parse_args()
-    conversations, _ = load(args.data)
+    conversations, fixes = load(args.data)
+    headline = [(c, q) for c in conversations for q in c.questions if q.category in HEADLINE_CATEGORIES]
+    fold_sizes = [sum(fold_of(question_key(c, q)) == f for c, q in headline) for f in range(FOLDS)]
+    print(f"LoCoMo: {len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions "
+          f"with evidence ({fixes.questions_skipped} skipped: no evidence left); evaluated: {len(headline)} of "
+          f"categories 1-4 (category 5 not scored); folds by sha256(sample_id:qa index) % {FOLDS}: "
+          f"{' / '.join(map(str, fold_sizes))}", file=sys.stderr, flush=True)
     embed = Embeddings(REPO / "bench" / "results" / "locomo-minilm.npz")
     extractor = HeuristicExtractor()
     W, D, R = scoring.Weights, scoring.DEFAULT_WEIGHTS, dataclasses.replace
@@ -221,9 +286,14 @@ def main() -> int:
         variants = [v for v in variants if v.name in args.only.split(",")]
     columns = ("cat1", "cat2", "cat3", "cat4", "all", "mrr1", "mrr2", "mrr3", "mrr4")  # recall@5, then MRR@10
     print(f"{'variant':<44}" + "".join(f"{c:>8}" for c in columns))
+    per_fold: list[tuple[str, dict[str, float]]] = []
     for variant in variants:
-        r = evaluate(conversations, variant, embed, extractor)
+        per_question: dict[str, float] = {}
+        r = evaluate(conversations, variant, embed, extractor, per_question)
         print(f"{variant.name:<44}" + "".join(f"{r.get(c, 0):>8.3f}" for c in columns), flush=True)
+        per_fold.append((variant.name, per_question))
+    print()
+    print(fold_table(per_fold))
     return 0
 
 

@@ -14,7 +14,19 @@ Decide mechanisms here; quote the REST figures (`--via rest`: a running server; 
 local stack in this process), which pass each question's `question_date` as `now` (and are also
 reported without it).
 
-    PYTHONPATH=shared:. .venv/bin/python bench/longmemeval.py ../shared/bench/longmemeval-s-dev.json.gz
+Several data files may be given (issue 54: the 85 dev questions and the 171 of the extra file); a
+question id seen twice is read once (the first file wins). The run states how many questions were
+read, skipped (and why) and evaluated. Folds (issue 54): a question's fold is
+`int(sha256(question_id).hexdigest()[:8], 16) % 4` (`fold_of`); after the variant table, turn
+recall_all@5 of each variant overall and per fold, as a mean and as questions hit, and each variant's
+gain in questions over the first one run (the shipped one): keep a mechanism when it gains overall
+and loses no fold by more than two questions. The MiniLM cache is keyed by text (SHA-1), so one cache
+file serves any set of data files. The run imports this tree's shared/: to measure committed code
+while others edit the tree, run it from a `git archive HEAD` export with models/ and bench/results/
+linked to this tree's.
+
+    PYTHONPATH=shared:. .venv/bin/python bench/longmemeval.py ../shared/bench/longmemeval-s-dev.json.gz \
+        ../shared/bench/longmemeval-s-dev-extra.json.gz --only "default (shipped)"
     PYTHONPATH=shared:. .venv/bin/python bench/longmemeval.py DATA --via rest --url https://... --key mn_... --limit 20
 """
 
@@ -36,7 +48,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.ablation_locomo import Embeddings, Variant, build, ranked, texts_of  # noqa: E402
+from bench.ablation_locomo import FOLDS, Embeddings, Variant, build, fold_of, ranked, texts_of  # noqa: E402
 from bench.locomo.baselines import Bm25Baseline  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
 from mnemo.domain.models import MAX_TEXT_BYTES  # noqa: E402
@@ -88,9 +100,25 @@ def cut(text: str, limit: int = MAX_TEXT_BYTES) -> str:
     return text if len(text.encode()) <= limit else text.encode()[:limit].decode(errors="ignore").strip()
 
 
-def load(path: Path) -> tuple[list[Question], dict[str, int]]:
-    raw = json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
-    stats = {"questions": len(raw), "skipped_abstention": 0, "skipped_no_user_evidence": 0, "turns_cut_to_8kb": 0}
+def read(path: Path) -> list[dict[str, Any]]:
+    return json.loads(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_text())
+
+
+def load(paths: str | Path | Sequence[str | Path]) -> tuple[list[Question], dict[str, int]]:
+    """The evaluable questions of one data file or several, in file order; a question id already read
+    is skipped (counted as `skipped_duplicate_id`)."""
+    raw: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    stats = {"questions": 0, "skipped_duplicate_id": 0, "skipped_abstention": 0, "skipped_no_user_evidence": 0,
+             "turns_cut_to_8kb": 0}
+    for path in [paths] if isinstance(paths, str | Path) else paths:
+        for item in read(Path(path)):
+            stats["questions"] += 1
+            if item["question_id"] in seen:
+                stats["skipped_duplicate_id"] += 1
+                continue
+            seen.add(item["question_id"])
+            raw.append(item)
     questions = []
     for item in raw:
         if item["question_id"].endswith("_abs"):
@@ -135,7 +163,10 @@ def score(ranked: Sequence[str], q: Question) -> dict[str, float]:
     return out
 
 
-def summarise(rows: Sequence[tuple[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+Row = tuple[str, dict[str, float]]  # (question type, metrics) of one question
+
+
+def summarise(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
     """Mean of every metric per question type and over all questions (`all`)."""
     groups: dict[str, list[dict[str, float]]] = defaultdict(list)
     for qtype, metrics in rows:
@@ -158,6 +189,47 @@ def line(name: str, summary: dict[str, dict[str, float]]) -> str:
     extra = "".join(f"{summary.get(t, {}).get('turn_all@5', float('nan')):>9.3f}" for t in
                     ("multi-session", "temporal-reasoning", "knowledge-update"))
     return f"{name:<54}" + "".join(f"{a[m]:>9.3f}" for m in METRICS) + extra
+
+
+FOLD_METRIC = "turn_all@5"  # the headline the keep rule reads
+FOLD_TYPES = ("multi-session", "temporal-reasoning")
+
+
+def fold_counts(rows: dict[str, Row], qtype: str | None = None) -> list[tuple[int, int]]:
+    """(questions hit, questions) of FOLD_METRIC overall, then per fold; of one question type if given."""
+    chosen = {qid: m for qid, (t, m) in rows.items() if qtype is None or t == qtype}
+    groups = [list(chosen)] + [[qid for qid in chosen if fold_of(qid) == f] for f in range(FOLDS)]
+    return [(round(sum(chosen[qid][FOLD_METRIC] for qid in g)), len(g)) for g in groups]
+
+
+def fold_table(results: list[tuple[str, dict[str, Row]]], name_width: int = 54) -> str:
+    """Per variant, FOLD_METRIC overall and per fold (mean and questions hit/questions), then each
+    variant's change in questions hit from the first variant (the reference: the shipped one), then
+    the reference's multi-session and temporal figures per fold."""
+    if not results:
+        return ""
+
+    def cells(counts: list[tuple[int, int]]) -> str:
+        return "".join(f"{(h / n if n else float('nan')):.3f} {h:>3}/{n:<3}".rjust(16) for h, n in counts)
+
+    sizes = fold_counts(results[0][1])
+    lines = [f"{FOLD_METRIC + ', mean hits/n':<{name_width}}"
+             + "".join(f"{label:>16}" for label in ["all"] + [f"fold {f}" for f in range(FOLDS)])]
+    lines += [f"{name[:name_width]:<{name_width}}" + cells(fold_counts(rows)) for name, rows in results]
+    if len(results) > 1:
+        reference = fold_counts(results[0][1])
+        lines.append(f"change in questions hit vs {results[0][0]!r} "
+                     "(keep rule: gains overall, no fold loses more than 2)")
+        for name, rows in results[1:]:
+            deltas = [h - r for (h, _), (r, _) in zip(fold_counts(rows), reference, strict=True)]
+            verdict = "passes" if deltas[0] > 0 and min(deltas[1:]) >= -2 else ""
+            lines.append(f"{name[:name_width]:<{name_width}}" + "".join(f"{d:>+16d}" for d in deltas)
+                         + f"  {verdict}")
+    name, rows = results[0]
+    for qtype in FOLD_TYPES:
+        lines.append(f"{(name + ', ' + SHORT[qtype])[:name_width]:<{name_width}}" + cells(fold_counts(rows, qtype)))
+    assert sum(n for _, n in sizes[1:]) == sizes[0][1]
+    return "\n".join(lines)
 
 
 HEADER = f"{'variant':<54}" + "".join(f"{m.replace('session_', 's_').replace('turn_', 't_'):>9}" for m in METRICS) + \
@@ -192,8 +264,9 @@ def rank_bm25(q: Question) -> list[str]:
     return [q.turns[i].dia_id for i in Bm25Baseline([t.content for t in q.turns]).rank(q.question, DEPTH)]
 
 
-def evaluate(questions: Sequence[Question], ranker: Callable[[Question], list[str]]) -> dict[str, dict[str, float]]:
-    return summarise([(q.qtype, score(ranker(q), q)) for q in questions])
+def evaluate(questions: Sequence[Question], ranker: Callable[[Question], list[str]]) -> dict[str, Row]:
+    """Each question's type and metrics, by question id."""
+    return {q.qid: (q.qtype, score(ranker(q), q)) for q in questions}
 
 
 def warm(questions: Sequence[Question], embed: Embeddings, chunk: int = 2000) -> None:
@@ -236,18 +309,21 @@ def run_inprocess(args: argparse.Namespace, questions: list[Question]) -> None:
     print(HEADER)
     start = time.perf_counter()
     bm25 = evaluate(questions, rank_bm25)
-    print(line("bm25 (turn text)", bm25), flush=True)
+    print(line("bm25 (turn text)", summarise(list(bm25.values()))), flush=True)
+    per_fold: list[tuple[str, dict[str, Row]]] = []
     for variant in chosen:
         start = time.perf_counter()
-        summary = evaluate(questions, lambda q, v=variant: rank_inprocess(q, v, embed, extractor))
-        print(line(variant.name, summary) + f"   ({time.perf_counter() - start:.0f} s)", flush=True)
-        if variant is chosen[0]:
-            shipped = summary
-    print(line(f"{chosen[0].name}, without now", evaluate(
-        questions, lambda q: rank_inprocess(q, chosen[0], embed, extractor, use_now=False))))
+        rows = evaluate(questions, lambda q, v=variant: rank_inprocess(q, v, embed, extractor))
+        print(line(variant.name, summarise(list(rows.values()))) + f"   ({time.perf_counter() - start:.0f} s)",
+              flush=True)
+        per_fold.append((variant.name, rows))
+    without_now = evaluate(questions, lambda q: rank_inprocess(q, chosen[0], embed, extractor, use_now=False))
+    print(line(f"{chosen[0].name}, without now", summarise(list(without_now.values()))))
     print()
-    print(table("bm25", bm25))
-    print(table(chosen[0].name[:12], shipped))
+    print(table("bm25", summarise(list(bm25.values()))))
+    print(table(chosen[0].name[:12], summarise(list(per_fold[0][1].values()))))
+    print()
+    print(fold_table(per_fold + [(f"{chosen[0].name}, without now", without_now), ("bm25 (turn text)", bm25)]))
 
 
 # -- through the public REST API ----------------------------------------------------------------
@@ -257,7 +333,7 @@ def run_rest(args: argparse.Namespace, questions: list[Question]) -> None:
     from bench.locomo.run import open_mnemo
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    rows: dict[str, list[tuple[str, dict[str, float]]]] = {"with now": [], "without now": [], "bm25": []}
+    rows: dict[str, dict[str, Row]] = {"with now": {}, "without now": {}, "bm25": {}}
     args.model_dir = os.environ.get("MNEMO_MODEL_DIR") or str(REPO / "models" / "minilm")
     via, args.via = args.via, "rest" if args.via == "rest" else "inprocess"  # open_mnemo's names
     with open_mnemo(args) as client:
@@ -280,19 +356,22 @@ def run_rest(args: argparse.Namespace, questions: list[Question]) -> None:
                 if response.status_code != 200:
                     raise RuntimeError(f"search {q.qid}: {response.status_code} {response.text[:300]}")
                 ranked = [(r.get("metadata") or {}).get("turn") for r in response.json()["results"]]
-                rows[label].append((q.qtype, score([r for r in ranked if r], q)))
-            rows["bm25"].append((q.qtype, score(rank_bm25(q), q)))
+                rows[label][q.qid] = (q.qtype, score([r for r in ranked if r], q))
+            rows["bm25"][q.qid] = (q.qtype, score(rank_bm25(q), q))
             print(f"  {number}/{len(questions)} {q.qid} ({len(q.turns)} turns)", file=sys.stderr, flush=True)
     print(HEADER)
+    names = {label: f"{via} {label}" if label != "bm25" else "bm25 (turn text)" for label in rows}
     for label, result in rows.items():
-        print(line(f"{via} {label}" if label != "bm25" else "bm25 (turn text)", summarise(result)))
+        print(line(names[label], summarise(list(result.values()))))
     print()
-    print(table("with now", summarise(rows["with now"])))
+    print(table("with now", summarise(list(rows["with now"].values()))))
+    print()
+    print(fold_table([(names[label], result) for label, result in rows.items()]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", type=Path)
+    parser.add_argument("data", type=Path, nargs="+", help="one or more LongMemEval files (ids read once)")
     parser.add_argument("--via", choices=["inprocess", "local", "rest"], default="inprocess",
                         help="inprocess: the ranking pieces (decide); local: the local stack's REST app in this "
                              "process; rest: a running server (--url, --key)")
@@ -315,8 +394,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions = [q for q in questions if q.qid in args.ids.split(",")]
     if args.limit:
         questions = questions[: args.limit]
-    print(f"LongMemEval: {stats}; {len(questions)} questions, {sum(len(q.turns) for q in questions)} user turns",
-          file=sys.stderr)
+    folds = [sum(fold_of(q.qid) == f for q in questions) for f in range(FOLDS)]
+    print(f"LongMemEval: {', '.join(p.name for p in args.data)}: {stats}; evaluated {len(questions)} questions "
+          f"(folds {' / '.join(map(str, folds))}), {sum(len(q.turns) for q in questions)} user turns",
+          file=sys.stderr, flush=True)
     (run_inprocess if args.via == "inprocess" else run_rest)(args, questions)
     return 0
 
