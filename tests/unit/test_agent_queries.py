@@ -40,8 +40,11 @@ SLICE = ROOT / "tests" / "data" / "agent_queries_slice.jsonl"
 SLICE_STORES = ("003_new_user_small", "006_studentin_berlin_de")
 ANSWERABLE = ("keyword", "phrase", "question", "paraphrase")
 CLASSES = (*ANSWERABLE, "never_said")
-# frozen with the set (commit "agent-query set ... frozen before tuning")
+# frozen with the set (2189c16, "... frozen before tuning"): the counts, and digests of every query's key and
+# of every store's memories, so that no query or memory changes unseen after tuning began
 FROZEN_QUERIES, FROZEN_HELD_OUT = 594, 211
+FROZEN_QUERY_DIGEST = "ed5d39e10d85c87093f4ff97f75a5a4ee0bdf2694415984137724e0dd134038c"
+FROZEN_MEMORY_DIGEST = "da10352662e1116bd489c48235ba69640627396025a344b08659bbb8f3691588"
 
 EN_FUNCTION_WORDS = frozenset(["am", "can", "can't", "cannot", "cant", "not", "no", "do", "don't", "dont", "does", "doesn't", "did", "didn't", "i'm", "im", "i've", "ive", "i'll", "ill", "i'd", "it's", "let's", "about", "all", "any", "some", "also", "again", "up", "down", "out", "off", "over", "under", "just", "only", "very", "really", "much", "many", "more", "most", "other", "own", "same", "such", "too", "should", "could", "may", "might", "must", "shall", "each", "every", "both", "few", "here", "now", "what's", "where's", "who's", "whats", "yet", "still", "ever", "after", "before", "while", "during", "until", "through", "above", "below", "between", "further", "once", "nor", "being", "having", "doing", "mine", "myself", "us", "we're", "you're", "there's", "which", "got", "get", "gets", "anything", "something", "someone", "anyone", "one", "ones"])
 DE_FUNCTION_WORDS = frozenset(["ich", "du", "er", "sie", "es", "wir", "ihr", "mein", "meine", "meinen", "meinem", "meiner", "meines", "dein", "deine", "deinen", "deinem", "deiner", "sein", "seine", "seinen", "seinem", "seiner", "ihre", "ihren", "ihrem", "ihrer", "unser", "unsere", "unseren", "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder", "aber", "nicht", "kein", "keine", "keinen", "keinem", "ist", "bin", "bist", "sind", "war", "waren", "hat", "habe", "hast", "haben", "hatte", "wird", "werden", "wurde", "zu", "zum", "zur", "im", "in", "am", "an", "auf", "aus", "bei", "beim", "mit", "nach", "von", "vom", "vor", "für", "über", "unter", "um", "bis", "durch", "gegen", "ohne", "als", "wie", "wo", "wann", "was", "wer", "wen", "wem", "warum", "welche", "welcher", "welches", "welchen", "wohin", "woher", "dass", "ob", "weil", "wenn", "auch", "noch", "schon", "nur", "sehr", "so", "da", "hier", "dort", "jetzt", "mir", "mich", "dir", "dich", "sich", "uns", "euch", "ihm", "ihn", "ihnen", "man", "doch", "ja", "nein", "mal", "denn", "dann", "also", "kann", "muss", "soll", "will", "darf", "gibt", "gerade", "etwa", "ganz"])
@@ -68,9 +71,14 @@ def load_stores() -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SET_DIR.glob("*.json"))]
 
 
-def query_key(query: dict[str, Any]) -> str:
-    canonical = json.dumps(query, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def digest(value: Any) -> str:
+    """sha256 of the canonical JSON (keys sorted, separators "," and ":", UTF-8, ensure_ascii false)."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def query_key(query: dict[str, Any]) -> str:
+    return digest(query)
 
 
 def is_held_out(query: dict[str, Any]) -> bool:
@@ -165,6 +173,13 @@ def test_the_held_out_third_is_the_one_the_fixed_rule_picks() -> None:
     assert (len(queries), len(listed)) == (FROZEN_QUERIES, FROZEN_HELD_OUT)
     held = Counter(q["class"] for q in queries if is_held_out(q))
     assert all(held[c] >= 20 for c in CLASSES), held  # every class has held-out queries
+
+
+def test_no_query_or_memory_changed_since_the_freeze() -> None:
+    """Editing a dev query or a memory moves no held-out key, so the counts alone would not see it."""
+    stores = load_stores()
+    assert digest(sorted(query_key(q) for s in stores for q in s["queries"])) == FROZEN_QUERY_DIGEST
+    assert digest([[s["store"], s["language"], s["memories"]] for s in stores]) == FROZEN_MEMORY_DIGEST
 
 
 def test_the_slice_is_two_stores_with_their_dev_queries() -> None:
