@@ -105,7 +105,7 @@ DUPLICATES = [
     "Ola plays the cello on Sundays.",
     "  i am ALLERGIC to peanuts. ",  # exact repeat of the first
     "The boiler was serviced in March.",
-    "Ola plays the cello every Sunday.",  # a rewording of the second
+    "Ola plays the cello on Sundays!",  # the second, punctuated otherwise (an allowed difference)
     "the boiler was serviced in march.",  # exact repeat of the fourth
 ]
 
