@@ -5,7 +5,7 @@ adapter against behaviour rather than against scripted replies.
 What it evaluates: cluster info (`GET /`), index create (400 when it exists), `_bulk` index/delete (generated or given
 `_id`, `external_gte` versions), `_search` and `_msearch` with `bool` (`filter`/`must`/`must_not`/
 `should` + `minimum_should_match`), `term`, `terms`, `range`, `multi_match` (`most_fields`, boosted,
-BM25 over `mnemo.domain.text.tokenize`), `knn` (exact inner product, filter inside, faiss
+BM25 over `mnemo.domain.text.tokenize`, in Lucene's form), `knn` (exact inner product, filter inside, faiss
 innerproduct score), `sort`, `size` and `_source`. Anything else raises, so a body this engine does
 not understand fails the test instead of passing silently. It is no substitute for a real cluster
 (no analyzers, no HNSW): the rule tests and the emulator/live suites cover those.
@@ -20,7 +20,7 @@ from typing import Any
 
 from opensearchpy import Connection
 
-from mnemo.domain.scoring import bm25_idf, bm25_term
+from mnemo.domain.scoring import BM25_K1, bm25_idf, bm25_term
 from mnemo.domain.text import tokenize
 
 _ids = itertools.count(1)
@@ -144,7 +144,8 @@ class Engine:
             mine = Counter(tokenize(_text(source.get(name))))
             for term in terms & mine.keys():
                 idf = bm25_idf(len(corpus), sum(1 for c in corpus if term in c))
-                total += float(boost or 1.0) * bm25_term(mine[term], idf, sum(mine.values()), avg)
+                # Lucene's BM25, as OpenSearch scores: no k1 + 1 in the numerator since Lucene 8 (LUCENE-8563)
+                total += float(boost or 1.0) * bm25_term(mine[term], idf, sum(mine.values()), avg) / (BM25_K1 + 1.0)
         return total
 
 

@@ -24,7 +24,7 @@ from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.index import OpenSearchIndex
 from mnemo.domain.models import Status
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import Candidate
+from mnemo.domain.scoring import BM25_K1, Candidate
 from mnemo.domain.text import STOPWORDS
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchQuery
@@ -263,6 +263,7 @@ KNN_METHODS = {
     ("faiss", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "ef_search", "encoder"}),
     ("lucene", "hnsw"): ({"l2", "innerproduct", "cosinesimil"}, {"m", "ef_construction", "encoder"}),
 }
+LUCENE = BM25_K1 + 1.0  # what the adapter multiplies OpenSearch's BM25 by (Lucene 8 dropped it from the numerator)
 QUERYABLE = {  # clause -> the mapping types it may address
     "term": {"keyword", "integer", "float", "date"}, "terms": {"keyword", "integer", "float", "date"},
     "range": {"date", "integer", "float"}, "multi_match": {"text"}, "knn": {"knn_vector"},
@@ -437,7 +438,7 @@ def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -
     header, lexical = request.body
     assert header == {}
     assert "multi_match" in lexical["query"]["bool"]["must"][0]
-    assert [(c.memory_id, c.lexical, c.semantic) for c in hits] == [("m1", 3.0, None)]
+    assert [(c.memory_id, c.lexical, c.semantic) for c in hits] == [("m1", pytest.approx(3.0 * LUCENE), None)]
 
 
 # -- search: reading the answer ----------------------------------------------------------------
@@ -452,13 +453,14 @@ def test_search_turns_engine_scores_into_candidates_with_raw_signals(recorder: R
     candidates = index.search(query(top_k=10))
 
     # Then the adapter ranks nothing: it hands the service one candidate per memory, both legs' signals
+    # (Lucene's BM25 in the local index's form: times k1 + 1, LUCENE-8563)
     assert sorted(candidates, key=lambda c: c.memory_id) == [
-        Candidate("m1", lexical=7.5, semantic=pytest.approx(0.8), importance=0.9,
+        Candidate("m1", lexical=pytest.approx(7.5 * LUCENE), semantic=pytest.approx(0.8), importance=0.9,
                   captured_at=NOW - timedelta(days=2), text_tokens=30, links=(("m7", 0.5),)),
         Candidate("m2", lexical=0.0, semantic=pytest.approx(-0.25), importance=0.5,
                   captured_at=NOW - timedelta(days=30), text_tokens=4),
-        Candidate("m3", lexical=2.0, semantic=None, importance=0.1, captured_at=NOW - timedelta(days=400),
-                  text_tokens=8),
+        Candidate("m3", lexical=pytest.approx(2.0 * LUCENE), semantic=None, importance=0.1,
+                  captured_at=NOW - timedelta(days=400), text_tokens=8),
     ]
 
 
@@ -487,7 +489,7 @@ def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recor
 
     # Then m1 appears once, with the signals of its newest copy only
     assert set(hits) == {"m1", "m2"}
-    assert hits["m1"].lexical == pytest.approx(2.0)
+    assert hits["m1"].lexical == pytest.approx(2.0 * LUCENE)
     assert hits["m1"].semantic == pytest.approx(0.5)
 
 
