@@ -14,6 +14,7 @@ from mnemo.adapters.opensearch import fact_queries as fq
 from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.facts import OpenSearchFactIndex
 from mnemo.domain.namespace import Namespace
+from mnemo.domain.scoring import BM25_K1
 from mnemo.errors import DependencyError
 from mnemo.ports import FactDocument
 from tests.conftest import TEMPLATE
@@ -139,7 +140,8 @@ def test_search_puts_the_graph_filter_inside_knn_and_on_the_lexical_leg(recorder
         "tenant": "t1", "user_id": "u1", "group_id": "team"}
     assert lexical["query"]["bool"]["must"][0]["multi_match"]["fields"] == ["sentence^1.0", "canonical^1.0", "names^0.5"]
     assert set(hits) == {"f1", "f2"}  # one hit per fact, both legs merged
-    assert hits["f1"].lexical == 2.5 and hits["f1"].semantic == pytest.approx(0.6)
+    assert hits["f1"].lexical == pytest.approx(2.5 * (BM25_K1 + 1)) and hits["f1"].semantic == pytest.approx(0.6)
+    # (Lucene's BM25 times k1 + 1: the local fact index's form, LUCENE-8563)
     assert hits["f2"].semantic == 0.0 and hits["f1"].names == ["Alice"] and hits["f1"].entity_ids == ["e1"]
 
 

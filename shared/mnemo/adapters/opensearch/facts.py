@@ -154,7 +154,7 @@ class OpenSearchFactIndex(OpenSearchBase):
                 if not uuid:
                     continue
                 raw = float(hit.get("_score") or 0.0)
-                value = raw if leg == "lexical" else clamp01(q.cosine_from_knn_score(raw))
+                value = q.bm25_from_lucene(raw) if leg == "lexical" else clamp01(q.cosine_from_knn_score(raw))
                 current = found.get(uuid) or FactHit(fact_uuid=uuid, entity_ids=list(src.get("entity_ids") or []),
                                                      names=list(src.get("names") or []))
                 found[uuid] = current.model_copy(update={leg: max(getattr(current, leg), value)})

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.base import NO_INDEX, Legs, OpenSearchBase, Service, build_client
-from mnemo.domain.scoring import BM25_K1, Candidates, clamp01, leg_size
+from mnemo.domain.scoring import Candidates, clamp01, leg_size
 from mnemo.errors import DependencyError
 from mnemo.ports import SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -191,7 +191,7 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
                 sources[mid] = src
         return signal
 
-    lexical = best(lexical_hits, bm25_from_lucene)
+    lexical = best(lexical_hits, q.bm25_from_lucene)
     semantic = best(semantic_hits, q.cosine_from_knn_score)
     ids = list(sources)
     return Candidates(
@@ -203,14 +203,6 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
         text_tokens=[sources[mid].get("text_tokens") for mid in ids],
         links=[{str(other): float(weight) for other, weight in (sources[mid].get("links") or {}).items()} for mid in ids],
     )
-
-
-def bm25_from_lucene(score: float) -> float:
-    """OpenSearch's BM25 in the form the local index computes and the ranking was measured with. Lucene
-    dropped `k1 + 1` from BM25's numerator in Lucene 8 (LUCENE-8563), so OpenSearch's scores are the
-    textbook ones over `k1 + 1` (2.2): read as they come, the lexical leg counted 2.2x less on AWS than
-    in every benchmark (`scoring.lexical_score` saturates at a fixed half-score)."""
-    return score * (BM25_K1 + 1.0)
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from mnemo.domain.scoring import BM25_K1
 from mnemo.domain.text import STOPWORDS, tokenize
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument
 
@@ -168,6 +169,14 @@ def copies_body(ids_by_tenant: Mapping[str, Sequence[str]], id_field: str = "mem
         "_source": ["tenant", id_field, "version"],
         "query": {"bool": {"should": per_tenant, "minimum_should_match": 1}},
     }
+
+
+def bm25_from_lucene(score: float) -> float:
+    """OpenSearch's BM25 in the form the local index computes and the ranking was measured with (memories and facts alike). Lucene
+    dropped `k1 + 1` from BM25's numerator in Lucene 8 (LUCENE-8563), so OpenSearch's scores are the
+    textbook ones over `k1 + 1` (2.2): read as they come, the lexical leg counted 2.2x less on AWS than
+    in every benchmark (`scoring.lexical_score` saturates at a fixed half-score)."""
+    return score * (BM25_K1 + 1.0)
 
 
 def cosine_from_knn_score(score: float) -> float:
