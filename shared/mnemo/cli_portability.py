@@ -9,6 +9,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING, Any
 
+from mnemo.domain.limits import check_json_depth
 from mnemo.domain.models import Permission, Principal
 from mnemo.errors import ValidationFailed
 from mnemo.services.portability.exports import ndjson
@@ -55,6 +56,10 @@ def export(services: Container, tenant: str, user_id: str, out: IO[str]) -> int:
 def read_items(source: IO[str]) -> list[Any]:
     """JSON Lines (this export), or one JSON document in any shape import_memories takes."""
     text = source.read()
+    try:  # the one nesting rule for client JSON (domain/limits.py), before any parser recurses into it
+        check_json_depth(text)
+    except ValueError as exc:
+        raise ValidationFailed(f"file: {exc}") from exc
     try:
         return items_of(json.loads(text))
     except json.JSONDecodeError:

@@ -283,6 +283,23 @@ def test_the_cli_shows_a_progress_bar_on_long_runs_only(http, tmp_path, capsys, 
     assert len(export_all(http, "tides", limit=100)) == 250
 
 
+def test_the_cli_import_refuses_a_file_nested_past_the_limit_by_name(http, tmp_path, capsys) -> None:
+    from mnemo import cli
+    from mnemo.domain.limits import MAX_JSON_DEPTH
+
+    deep, within = tmp_path / "deep.json", tmp_path / "within.json"
+    deep.write_text('{"id": "d-1", "content": "Deep", "metadata": {"x": ' + "[" * 10_000 + "]" * 10_000 + "}}\n")
+    within.write_text(json.dumps([{"id": "w-1", "content": "Shallow enough", "metadata": {"x": [[["ok"]]]}}]))
+    # a file nested 10,000 levels: refused naming the file and the limit, not a RecursionError traceback
+    assert cli.main(["import", "--tenant", "local", "--user-id", "deep", str(deep)]) == 1
+    assert f"file: must be nested at most {MAX_JSON_DEPTH} levels deep" in capsys.readouterr().err
+    assert export_all(http, "deep") == []
+    # the control: the same shape within the limit imports
+    assert cli.main(["import", "--tenant", "local", "--user-id", "deep", str(within)]) == 0
+    assert json.loads(capsys.readouterr().out)["imported"] == 1
+    assert [m["content"] for m in export_all(http, "deep")] == ["Shallow enough"]
+
+
 def test_reindex_lists_facts_recorded_before_the_listing_and_a_job_imports_them(http, container, principal, aws) -> None:
     from mnemo.adapters.aws import client
     from mnemo.services.jobs.service import SYNC_IMPORT_LIMIT
