@@ -5,7 +5,9 @@ LoCoMo's (the worker's pieces: heuristic extractor, MiniLM, links), each memory 
 the one before; a query is ranked as `MemorySearch` ranks (`ablation_locomo.ranked`), then the
 default threshold applies. Reported per class, dev and held-out apart: the share of queries whose
 answering memory (any named one) is in `results`, in the top 10 with no threshold, and in `results`
-or `weaker`; for never-said queries, the share with empty `results`. `--buried` adds 2,000 LoCoMo dev
+or `weaker`; the reciprocal rank of the first answer in the top 10 with no threshold (what r3's
+`search_memory` and Thrindex's `search_memories` show: top-k, no floor); for never-said queries, the
+share with empty `results`. `--buried` adds 2,000 LoCoMo dev
 turns to every store's user (the first conversations' turns, a week before the store's memories).
 Decide mechanisms here; bench/agent_queries.py measures the same through the official MCP client.
 
@@ -104,6 +106,9 @@ def evaluate(variant: Variant, *, buried: bool, embed: Embeddings, extractor: He
                 out[split][f"{cls} in results"].append(found)
                 out[split][f"{cls} top10"].append(float(bool(answers & {h.memory_id for h in hits[:TOP_K]})))
                 out[split][f"{cls} results+weaker"].append(float(bool(answers & {h.memory_id for h in passed + below})))
+                # r3 search_memory and Thrindex search_memories show the top k with no floor: where the answer stands
+                rank = next((i for i, h in enumerate(hits[:TOP_K], start=1) if h.memory_id in answers), None)
+                out[split][f"{cls} MRR@10"].append(1.0 / rank if rank else 0.0)
                 if show == cls and not found:
                     best = {h.memory_id: h.score for h in hits}
                     print(f"  miss {q['id']} {q['text']!r}: answers {[(a, round(best.get(a, -1), 3)) for a in answers]}"
