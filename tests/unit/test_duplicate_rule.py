@@ -11,29 +11,15 @@ import pytest
 
 from mnemo.domain.duplicates import _BARE, _WORDS_NOT_CONTRACTIONS, canonical, difference, same_memory
 from mnemo.domain.models import content_hash
-from tests.unit.test_dedup_pairs import PAIRS, STRICT_PAIRS, load_pairs
+from tests.unit.test_dedup_pairs import ISSUE_EXAMPLES, PAIRS, STRICT_PAIRS, load_pairs
 
-# The attack run's merges (issue 53 §1): each pair was "Already saved" under the category rule.
-ATTACK = [
-    ("The trail is 5 km long.", "The trail is 5 miles long."),
-    ("My suitcase weighs 3 kg.", "My suitcase weighs 3 lb."),
-    ("The ticket costs 50 dollars.", "The ticket costs 50 euros."),
-    ("Alice owes Bob 50 dollars.", "Bob owes Alice 50 dollars."),
-    ("The dentist appointment moved from Monday to Tuesday.", "The dentist appointment moved from Tuesday to Monday."),
-    ("Ana is taller than Bob.", "Bob is taller than Ana."),
-    ("Ana cant swim.", "Ana can swim."),
-    ("The build isnt stable.", "The build is stable."),
-    ("All the unit tests pass.", "Some of the unit tests pass."),
-    ("I barely passed the exam.", "I passed the exam."),
-    ("The printer is working.", "The printer is broken."),
-    ("My flight to Paris is at 10.", "My flight from Paris is at 10."),
-    ("The standup is at 10.", "The standup was at 10."),
-    ("She called him yesterday.", "He called her yesterday."),
-    ("It costs $50.", "It costs €50."),
-    ("It was -5 degrees this morning.", "It was 5 degrees this morning."),
-    ("Ana is coming to dinner.", "Ana is coming to dinner?"),
-    ("I got an A in chemistry.", "I got a B in chemistry."),
-]
+# The attack run's merges (issue 53 §1: each pair was "Already saved" under the category rule), as the
+# strict pair set holds them, and a symbol, a sign, a question mark and a letter grade beside them.
+ATTACK = [*ISSUE_EXAMPLES,
+          ("It costs $50.", "It costs €50."),
+          ("It was -5 degrees this morning.", "It was 5 degrees this morning."),
+          ("Ana is coming to dinner.", "Ana is coming to dinner?"),
+          ("I got an A in chemistry.", "I got a B in chemistry.")]
 
 
 @pytest.mark.parametrize(("a", "b"), ATTACK)

@@ -210,10 +210,9 @@ def test_the_registry_routes_mcp_profile_paths(container, principal, monkeypatch
     assert response.json() == {"error": {"code": "not_found", "message": "no MCP profile 'nope'; served: /mcp, /mcp/facts, /mcp/thrindex, /mcp/r3, /mcp/probe"}}
 
 
-def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, aws) -> None:
+def captured_and_enriched(app: Any, aws: Any, texts: list[str]) -> list[str]:
+    """The user's thoughts captured through the client, in order, then enriched: their ids."""
     from tests.integration.surfaces.test_profile_thrindex import enrich
-
-    texts = ["I drink green tea every morning.", "Ana gave me a tin of oolong tea.", "The dentist appointment is on Friday."]
 
     async def capture(client: Client) -> list[str]:
         return [structured(await client.call_tool("capture_thought", {"raw": t, "as_user": True}))["thought"]["id"]
@@ -221,6 +220,13 @@ def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, 
 
     ids = run_mcp(app, capture)
     enrich(aws)
+    return ids
+
+
+def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, aws) -> None:
+    texts = ["I drink green tea every morning.", "Ana gave me a tin of oolong tea.", "The dentist appointment is on Friday."]
+
+    ids = captured_and_enriched(app, aws, texts)
 
     async def search(client: Client) -> Any:
         by_relevance = structured(await client.call_tool("retrieve_thoughts", {"query": "tea", "threshold": 0}))
@@ -235,18 +241,11 @@ def test_a_search_ordered_by_created_at_answers_the_same_hits_newest_first(app, 
 
 
 def test_fewer_results_than_top_k_say_what_lies_below_the_threshold(app, aws) -> None:
-    from tests.integration.surfaces.test_profile_thrindex import enrich
-
     texts = ["I take the 8:15 train to work every weekday.", "My sister Lena lives in Graz.",
              "I am vegetarian and allergic to peanuts.", "The dentist appointment is on Friday.",
              "My passport expires in March 2027."]
 
-    async def capture(client: Client) -> list[str]:
-        return [structured(await client.call_tool("capture_thought", {"raw": t, "as_user": True}))["thought"]["id"]
-                for t in texts]
-
-    ids = run_mcp(app, capture)
-    enrich(aws)
+    ids = captured_and_enriched(app, aws, texts)
 
     async def search(client: Client) -> Any:
         return [structured(await client.call_tool("retrieve_thoughts", {"query": "train", **extra}))
