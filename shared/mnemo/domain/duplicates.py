@@ -19,6 +19,7 @@ where two sequences part, or None. Pure functions, no I/O: services/memory/dupli
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 
@@ -83,6 +84,7 @@ _EQUIVALENTS |= {w: (_UNITS.get(_BRITISH.get(w, w), _BRITISH.get(w, w)),) for w 
 _EQUIVALENTS |= {"hrs": ("hr",)}
 
 
+@functools.lru_cache(maxsize=4096)  # a deduplication compares each of up to 300 texts with every other
 def canonical(text: str) -> tuple[str, ...]:
     """The text as the tokens that remain when every allowed difference is folded away."""
     text = unicodedata.normalize("NFC", text).replace("’", "'").replace("‘", "'")

@@ -104,12 +104,13 @@ class MemorySearch:
             window = wide.top_k + SPARE_HITS
             ranked = demote_repeats(ranked, {r.memory_id: memories[r.memory_id].normalized_text for r in ranked[:window]},
                                     window)
-        shown = [ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
-                 for r in ranked if r.memory_id in visible]
-        results = [h for h in shown if _meets(command.threshold, h.score, h.memory)]
-        # Below the threshold, among what was read anyway (no further store call): only when fewer than top_k pass.
-        weaker = [h for h in shown if not _meets(command.threshold, h.score, h.memory)][:WEAKER] \
-            if len(results) < command.top_k else []
+        results: list[ScoredMemory] = []
+        below: list[ScoredMemory] = []  # under the threshold, among what was read anyway (no further store call)
+        for r in ranked:
+            if r.memory_id in visible:
+                hit = ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
+                (results if _meets(command.threshold, hit.score, hit.memory) else below).append(hit)
+        weaker = below[:WEAKER] if len(results) < command.top_k else []
         if rerank:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
             results = self._reranked(command.query, results, held)
         results = results[: command.top_k]
