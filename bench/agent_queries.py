@@ -9,12 +9,18 @@ names is in `results` (what passed the relevance floor); also reported: the answ
 every answer. A never-said query is right when `results` is empty. Dev and held-out (bench/agent_queries/
 heldout.txt, frozen before tuning) are reported apart; never tune on held-out.
 
+The facts leg sends each query to `POST /v1/search` (limit 10) twice: with `threshold: 0` (the top 10,
+from which every floor is read) and as an agent does, with no threshold (the server's default floor). A
+fact is relevant when one of its episodes is an answering memory; reported per floor on the dev third:
+answerable queries keeping a relevant fact, never-said queries left with none, and the share of unrelated
+facts among all returned. `--facts-heldout` adds the held-out third (once a floor is chosen on dev).
+
 `--buried` captures, before each store, the first 2,000 turns of the LoCoMo dev file (`speaker: text`,
 each with its conversation as conversation_id, captured now, as the user's own) into the same user: the
 store's memories must then be found among 2,000 unrelated ones.
 
     PYTHONPATH=shared:. .venv/bin/python bench/agent_queries.py [--buried] [--stores 001,002] [--out PATH] [--report PATH]
-        [--data ../shared/bench/locomo-dev.json] [--code DIR --commit SHA]
+        [--facts-heldout] [--data ../shared/bench/locomo-dev.json] [--code DIR --commit SHA]
 
 `--code DIR` measures another checkout's server (e.g. `git archive <commit> | tar -x -C DIR`, so that edits
 made to this working tree during a run change nothing); the MiniLM model is this checkout's.
@@ -128,6 +134,7 @@ async def run_store(base: str, store: dict[str, Any], filler: list[tuple[str, st
     # The facts leg (POST /v1/search, the facts product's search, same shapes as /mcp/facts): a fact is
     # relevant when it came from an answering memory (its episodes name one), so a facts floor can be read off.
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as rest:
+        threshold_known = (await rest.post("/v1/search", json={"query": "x", "threshold": 0.0})).status_code == 200
         facts_of: dict[str, int] = {}  # the facts each store memory produced (the facts leg's ceiling)
         for server_id, ids in by_server_id.items():
             detail = (await rest.get(f"/v1/memories/{server_id}")).raise_for_status().json()
@@ -135,13 +142,23 @@ async def run_store(base: str, store: dict[str, Any], filler: list[tuple[str, st
                 facts_of[memory_id] = len(detail["facts"])
         for row, query in zip(rows, store["queries"], strict=True):
             row["answer_has_fact"] = any(facts_of.get(a, 0) for a in query["answers"])
-            edges = (await rest.post("/v1/search", json={"query": query["text"], "limit": 10})).raise_for_status().json()["edges"]
-            answers = set(query["answers"])
-            row["facts"] = [{"score": e["score"], "relevant": bool(answers & {i for ep in e["episodes"] for i in by_server_id.get(ep, ())}),
-                             "fact": e["fact"]} for e in edges]
+            # threshold 0: every floor is read off the same top 10 (a server before issue 54 knows no threshold
+            # and fills to limit anyway); then the request as an agent sends it, the server's default floor
+            ask = {"query": query["text"], "limit": 10}
+            row["facts"] = await fact_edges(rest, {**ask, "threshold": 0.0} if threshold_known else ask, query, by_server_id)
+            row["facts_default"] = await fact_edges(rest, ask, query, by_server_id)
     return {"store": store["store"], "memories": len(store["memories"]), "filler": len(filler), "facts_of": facts_of,
             "merged_on_capture": merged, "capture_s": round(captured, 1), "enrich_s": round(enriched, 1),
             "status": status, "queries": rows}
+
+
+async def fact_edges(rest: httpx.AsyncClient, body: dict[str, Any], query: dict[str, Any],
+                     by_server_id: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """POST /v1/search; each edge relevant when one of its episodes is a memory answering the query."""
+    found = (await rest.post("/v1/search", json=body)).raise_for_status().json()["edges"]
+    answers = set(query["answers"])
+    return [{"score": e["score"], "relevant": bool(answers & {i for ep in e["episodes"] for i in by_server_id.get(ep, ())}),
+             "fact": e["fact"]} for e in found]
 
 
 def summarise(rows: list[dict[str, Any]]) -> list[str]:
@@ -170,17 +187,18 @@ def summarise(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-FLOORS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+FLOORS = (0.0, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
 
 
-def facts_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """The facts leg: per class, a relevant fact among the 10 returned; then per floor (a score below it
-    dropped): answerable queries keeping a relevant fact, never-said queries left with no fact, and the
-    irrelevant facts kept per answerable query."""
-    rows = [r for r in rows if "facts" in r]
+def facts_lines(rows: list[dict[str, Any]], held_out: bool = False) -> list[str]:
+    """The facts leg on one third (dev unless `held_out`): per class, a relevant fact among the 10 returned;
+    then per floor (a score below it dropped): answerable queries keeping a relevant fact, never-said
+    queries left with no fact, irrelevant facts kept per answerable query, and the share of unrelated facts
+    among all facts returned (every query, never-said included); last, what the server's default returned."""
+    rows = [r for r in rows if "facts" in r and r["held_out"] == held_out]
     if not rows:
         return []
-    lines = ["  facts leg (POST /v1/search, limit 10; relevant = from an answering memory):",
+    lines = [f"  facts leg, {'held-out' if held_out else 'dev'} (POST /v1/search, limit 10; relevant = from an answering memory):",
              f"  {'class':<12}{'n':>5}{'answer has a fact':>19}{'relevant fact':>15}{'facts shown':>13}"]
     for name in CLASSES:
         group = [r for r in rows if r["class"] == name]
@@ -189,15 +207,25 @@ def facts_lines(rows: list[dict[str, Any]]) -> list[str]:
             ceiling = sum(r["answer_has_fact"] for r in group) / len(group)
             lines.append(f"  {name:<12}{len(group):>5}{ceiling if name != 'never_said' else float('nan'):>19.3f}{relevant if name != 'never_said' else float('nan'):>15.3f}"
                          f"{sum(len(r['facts']) for r in group) / len(group):>13.2f}")
+    lines.append(f"  {'floor':<8}{'answerable with a relevant fact':>33}{'never-said with none':>22}{'irrelevant kept/query':>23}"
+                 f"{'unrelated among results':>25}")
+    for floor in FLOORS:
+        lines.append(f"  {floor:<8.2f}" + floor_cells(rows, lambda f, floor=floor: f["score"] >= floor))
+    if any("facts_default" in r for r in rows):
+        served = [{**r, "facts": r["facts_default"]} for r in rows]
+        lines.append(f"  {'default':<8}" + floor_cells(served, lambda f: True) + "  (no threshold sent)")
+    return lines
+
+
+def floor_cells(rows: list[dict[str, Any]], kept: Any) -> str:
     answerable = [r for r in rows if r["class"] in ANSWERABLE]
     never = [r for r in rows if r["class"] == "never_said"]
-    lines.append(f"  {'floor':<8}{'answerable with a relevant fact':>33}{'never-said with none':>22}{'irrelevant kept/query':>23}")
-    for floor in FLOORS:
-        kept = sum(any(f["relevant"] and f["score"] >= floor for f in r["facts"]) for r in answerable) / len(answerable)
-        none = sum(not any(f["score"] >= floor for f in r["facts"]) for r in never) / max(len(never), 1)
-        noise = sum(sum(not f["relevant"] and f["score"] >= floor for f in r["facts"]) for r in answerable) / len(answerable)
-        lines.append(f"  {floor:<8.2f}{kept:>33.3f}{none:>22.3f}{noise:>23.2f}")
-    return lines
+    shown = [f for r in rows for f in r["facts"] if kept(f)]
+    found = sum(any(f["relevant"] and kept(f) for f in r["facts"]) for r in answerable) / len(answerable)
+    none = sum(not any(kept(f) for f in r["facts"]) for r in never) / max(len(never), 1)
+    noise = sum(sum(not f["relevant"] and kept(f) for f in r["facts"]) for r in answerable) / len(answerable)
+    unrelated = sum(not f["relevant"] for f in shown) / max(len(shown), 1)
+    return f"{found:>33.3f}{none:>22.3f}{noise:>23.2f}{unrelated:>18.3f} of {len(shown):<4}"
 
 
 def per_store(rows: list[dict[str, Any]]) -> list[str]:
@@ -218,7 +246,7 @@ def per_store(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def report(saved: dict[str, Any]) -> None:
+def report(saved: dict[str, Any], facts_held_out: bool = False) -> None:
     runs = saved["runs"]
     rows = [r for run in runs for r in run["queries"]]
     print(f"Agent-query set (issue 54), {saved['label']}: {len(runs)} stores, {sum(r['memories'] for r in runs)} memories"
@@ -229,7 +257,7 @@ def report(saved: dict[str, Any]) -> None:
           "shown = mean results; filler = mean filler turns in results")
     for line in summarise(rows):
         print(line)
-    for line in per_store(rows) + facts_lines(rows):
+    for line in per_store(rows) + facts_lines(rows) + (facts_lines(rows, held_out=True) if facts_held_out else []):
         print(line)
     p50 = sorted(r["ms"] for r in rows)[len(rows) // 2] if rows else 0
     print(f"  retrieve_thoughts p50 {p50:.0f} ms over {len(rows)} calls; capture + enrichment "
@@ -244,10 +272,12 @@ def main() -> int:
     parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose server is measured (default: this one)")
     parser.add_argument("--commit", help="the commit --code was archived from, for the report (when DIR is no git checkout)")
     parser.add_argument("--report", type=Path, help="print the summary of a saved per-query JSON, run nothing")
+    parser.add_argument("--facts-heldout", action="store_true", help="also print the facts leg on the held-out third "
+                        "(only once a facts floor is chosen on dev)")
     parser.add_argument("--out", type=Path, help="per-query JSON (default bench/results/agent_queries-<alone|buried>.json)")
     args = parser.parse_args()
     if args.report:
-        report(json.loads(args.report.read_text(encoding="utf-8")))
+        report(json.loads(args.report.read_text(encoding="utf-8")), args.facts_heldout)
         return 0
     stores = load_stores()
     if args.stores:
@@ -277,7 +307,7 @@ def main() -> int:
         runs.append(run)
     label = "buried" if args.buried else "alone"
     saved = {"label": label, "code": commit, "dirty": bool(dirty), "machine": machine, "runs": runs}
-    report(saved)
+    report(saved, args.facts_heldout)
     out = args.out or REPO / "bench" / "results" / f"agent_queries-{label}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(saved, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -170,7 +170,7 @@ class Policy:
         from mnemo.services.facts.search import FactSearchQuery
 
         began = time.perf_counter()
-        found = self.services.fact_search.search(self.principal, FactSearchQuery(query=query, limit=10, as_of=as_of))
+        found = self.services.fact_search.search(self.principal, FactSearchQuery(query=query, limit=10, threshold=0.0, as_of=as_of))  # ranks, not the floor
         self.latencies.append((time.perf_counter() - began) * 1000)
         return [s.fact for s in found]
 

@@ -35,6 +35,7 @@ SEED_001: dict[str, tuple[Hints, dict[str, Arg]]] = {
     }),
     "search": (Hints(read_only=True, destructive=False, idempotent=True), {
         "query": Arg("string"), "group_id": Arg("string", "default"), "limit": Arg("integer", 10, range=(1, 100)),
+        "threshold": Arg("number|null", None, range=(0, 1)),  # an extension (issue 54), optional
     }),
     "retract": (Hints(read_only=False, destructive=True, idempotent=True), {
         "edge_uuid": Arg("string"), "reason": Arg("string|null", None),

@@ -4,7 +4,7 @@
 |---|---|---|
 | add_episode | content, group_id="default", extract_intent=false | memories.capture (group_id its sub-namespace) |
 | record_fact | subject, predicate, object, group_id="default", extract_intent=false | facts.record_triple |
-| search | query, group_id="default", limit=10 (1-100) | fact_search.search |
+| search | query, group_id="default", limit=10 (1-100), threshold? [0, 1] (extension) | fact_search.search (no threshold: its floor) |
 | retract | edge_uuid, reason? | facts.retract (admin) |
 
 Results are the REST shapes (surfaces/fact_views.py). Arguments are strict JSON types (toolkit.py);
@@ -31,7 +31,7 @@ from mnemo.errors import (
     QuotaExceededError,
     TenantSuspendedError,
 )
-from mnemo.services.facts.search import FactSearchQuery
+from mnemo.services.facts.search import FACT_RELEVANCE_FLOOR, FactSearchQuery
 from mnemo.surfaces.fact_views import (
     EpisodeResult,
     FactResult,
@@ -111,12 +111,19 @@ def build(services: ServiceFacade) -> ProfileServer:
         query: Annotated[str, Field(description="Natural-language question or keyword list.")],
         group_id: GroupId = "default",
         limit: Annotated[int, Field(ge=1, le=100, description="Maximum edges, 1-100.")] = 10,
+        threshold: Annotated[
+            float | None,
+            Field(ge=0.0, le=1.0, description=f"Drop edges scoring below this, in [0, 1]. Default {FACT_RELEVANCE_FLOOR}: "
+                                              "below it a fact is unrelated to the query. 0 returns up to limit edges."),
+        ] = None,
     ) -> SearchResult:
         """Retrieve facts from the active team / project. Call before answering "what did I decide about...", or any question about people, places, preferences, plans or decisions.
 
         Returns the current (active) edges best first: the fact sentence, source and target nodes, valid_at /
-        invalid_at, a score in [0, 1], the episodes it came from, and intent_meta when present."""
-        found = services.fact_search.search(caller(), FactSearchQuery(query=query, group_id=group_id, limit=limit))
+        invalid_at, a score in [0, 1], the episodes it came from, and intent_meta when present. Edges scoring below
+        the threshold (unrelated) are dropped, so fewer than limit edges, or none, means nothing else matched."""
+        command = FactSearchQuery(query=query, group_id=group_id, limit=limit, threshold=threshold)
+        found = services.fact_search.search(caller(), command)
         return SearchResult(edges=[edge(s.fact, s.score) for s in found], group_id=group_id)
 
     @server.tool(title="Retract a fact", read_only=False, destructive=True, idempotent=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator
 
 from mnemo.domain.commands import CaptureCommand, check_text
 from mnemo.domain.fact_commands import FactScope, FactUuid, RecordFactCommand
 from mnemo.domain.models import NamespaceId, Principal
 from mnemo.domain.timestamps import IsoTimestamp, SaidAt
-from mnemo.services.facts.search import FactSearchQuery
+from mnemo.services.facts.search import FACT_RELEVANCE_FLOOR, FactSearchQuery
 from mnemo.surfaces.facade import ServiceFacade
 from mnemo.surfaces.fact_views import (
     EdgeHistory,
@@ -67,6 +67,9 @@ class SearchFacts(BaseModel):
     query: str = Field(min_length=1, max_length=2000)
     group_id: NamespaceId = "default"
     limit: StrictInt = Field(default=10, ge=1, le=100)
+    threshold: StrictFloat | None = Field(default=None, ge=0.0, le=1.0, description=(
+        f"Drop facts scoring below this, in [0, 1]. Default {FACT_RELEVANCE_FLOOR}: below it a fact is unrelated to "
+        "the query, so fewer than `limit` edges, or none, means nothing else matched. 0 returns up to `limit`."))
     as_of: IsoTimestamp | None = Field(default=None, description="Event time: the facts true then (valid_at <= as_of < "
                                    "invalid_at), including ones invalidated since; retracted facts never.")
 
