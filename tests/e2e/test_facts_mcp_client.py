@@ -65,24 +65,33 @@ def test_facts_round_trip_with_the_official_client(server: LocalServer) -> None:
 
 def test_what_did_i_decide_finds_the_decision(server: LocalServer) -> None:
     """Seed 001: "User asks 'what did I decide about…' → search"; the decision said in an episode is found
-    (issue 29: the local extractor makes the decision a fact), above another decision of the same group."""
+    (issue 29: the local extractor makes the decision a fact); another decision of the same group, unrelated
+    to the question, is dropped by the default floor (issue 54) and comes back below it with threshold 0."""
+    question = "what did I decide about the billing database?"
+
     async def calls(client: Client) -> Any:
         said = [structured(await client.call_tool("add_episode", {"content": text, "group_id": "decide"}))
                 for text in ("I decided that the team will use Postgres for the billing service.",
                              "We decided to name the dog Biscuit.")]
-        deadline, edges = time.monotonic() + 60, []
+        deadline, everything = time.monotonic() + 60, []
         while time.monotonic() < deadline:
-            edges = structured(await client.call_tool("search", {"query": "what did I decide about the billing database?",
-                                                                 "group_id": "decide"}))["edges"]
-            if len({e["episodes"][0] for e in edges if e["predicate"] == "decided"}) == 2:
+            everything = structured(await client.call_tool("search", {"query": question, "group_id": "decide",
+                                                                      "threshold": 0}))["edges"]
+            if len({e["episodes"][0] for e in everything if e["predicate"] == "decided"}) == 2:
                 break
             await asyncio.sleep(0.5)
-        return said, edges
+        default = structured(await client.call_tool("search", {"query": question, "group_id": "decide"}))["edges"]
+        return said, default, everything
 
-    (billing, dog), edges = run(server, calls, path=PATH)
-    decisions = [(e["source"]["name"], e["target"]["name"], e["episodes"]) for e in edges if e["predicate"] == "decided"]
-    assert decisions[0] == ("user", "the team will use Postgres for the billing service", [billing["episode"]["uuid"]])
-    assert decisions[1:] == [("user", "name the dog Biscuit", [dog["episode"]["uuid"]])]  # found too, ranked below
+    (billing, dog), default, everything = run(server, calls, path=PATH)
+
+    def decisions(edges: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
+        return [(e["source"]["name"], e["target"]["name"], e["episodes"]) for e in edges if e["predicate"] == "decided"]
+
+    billing_decision = ("user", "the team will use Postgres for the billing service", [billing["episode"]["uuid"]])
+    assert decisions(default) == [billing_decision]
+    # Control: with threshold 0 the dog's name is there too, ranked below
+    assert decisions(everything) == [billing_decision, ("user", "name the dog Biscuit", [dog["episode"]["uuid"]])]
 
 
 def test_a_bad_key_is_401_before_any_tool_runs(server: LocalServer) -> None:
