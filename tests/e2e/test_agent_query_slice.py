@@ -4,7 +4,9 @@ fresh local server per store, the memories captured through REST as the user's a
 server's worker, then every keyword and question query to `/mcp` `retrieve_thoughts` with `query` alone
 through the official MCP client. The memory that answers is never missing from what the agent reads: in
 `results`, or in `weaker` beside them with the `note` saying so. The control: the same query with
-`threshold: 0` has it in `results`. bench/agent_queries.py measures the whole set."""
+`threshold: 0` has it in `results`. Every answer, there and from REST's search, reads in descending
+order of the scores it shows, where the local reranker reorders the fused ranking. bench/agent_queries.py measures the
+whole set."""
 
 from __future__ import annotations
 
@@ -68,7 +70,15 @@ def test_the_answering_memory_is_in_results_or_weaker_with_the_defaults(store) -
             return answers
 
     below = 0
+    moved = 0  # answers where the reranker put a hit above one with a higher fused score
     for query, (defaults, everything) in zip(queries, asyncio.run(main()), strict=True):
+        rest = httpx.post(f"{base}/v1/memories/search", json={"query": query["text"], "explain": True},
+                          headers={"Authorization": f"Bearer {TEST_KEY}"}, timeout=30).json()["results"]
+        for answer in (defaults["results"], everything["results"], rest):
+            scores = [hit["score"] for hit in answer]
+            assert scores == sorted(scores, reverse=True), (query, scores)
+        fused = [(hit.get("explain") or {}).get("fused", hit["score"]) for hit in rest]
+        moved += any(later > earlier for earlier, later in zip(fused, fused[1:], strict=False))
         wanted = {ids[a] for a in query["answers"]}
         shown = {t["id"] for t in defaults["results"]}
         weaker = {w["id"] for w in defaults["weaker"]}
@@ -79,4 +89,5 @@ def test_the_answering_memory_is_in_results_or_weaker_with_the_defaults(store) -
         if not wanted & shown:
             below += 1
             assert defaults["note"] and len(defaults["results"]) < 10, defaults
-    print(f"{data['store']}: {len(queries)} queries, {below} answered only in weaker")
+    print(f"{data['store']}: {len(queries)} queries, {below} answered only in weaker, {moved} REST answers reordered")
+    assert moved, "the reranker reordered nothing: the order check above proved nothing"

@@ -66,7 +66,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(browser: Any, server: Loca
     assert page.locator("svg text").filter(has_text="javascript:").count() == 1
     unharmed(watched, "entity")
     watched.goto(server, "#/entities")
-    page.get_by_label("Entity or question").fill("links_to")
+    page.get_by_label("Entity or question").fill("img onerror links_to")  # words of the fact: over the facts floor
     page.get_by_role("button", name="Search facts").click()
     page.get_by_role("link", name=f"{IMG}").first.wait_for()
     unharmed(watched, "fact search")

@@ -4,9 +4,11 @@ adapter against behaviour rather than against scripted replies.
 
 What it evaluates: cluster info (`GET /`), index create (400 when it exists), `_bulk` index/delete (generated or given
 `_id`, `external_gte` versions), `_search` and `_msearch` with `bool` (`filter`/`must`/`must_not`/
-`should` + `minimum_should_match`), `term`, `terms`, `range`, `multi_match` (`most_fields`, boosted,
-BM25 over `mnemo.domain.text.tokenize`, in Lucene's form), `knn` (exact inner product, filter inside, faiss
-innerproduct score), `sort`, `size` and `_source`. Anything else raises, so a body this engine does
+`should` + `minimum_should_match`; a query's score sums its scoring clauses), `term` (on a text field:
+one of its tokens), `terms`, `range`, `multi_match` (`most_fields`, boosted, BM25 over
+`mnemo.domain.text.tokenize`, in Lucene's form; `_name` lists it in a hit's `matched_queries`), `knn`
+(exact inner product, filter inside, faiss innerproduct score), `aggs` (`global`, `filters`), `sort`,
+`size` and `_source`. Anything else raises, so a body this engine does
 not understand fails the test instead of passing silently. It is no substitute for a real cluster
 (no analyzers, no HNSW): the rule tests and the emulator/live suites cover those.
 """
@@ -24,6 +26,7 @@ from mnemo.domain.scoring import BM25_K1, bm25_idf, bm25_term
 from mnemo.domain.text import tokenize
 
 _ids = itertools.count(1)
+_TEXT_FIELDS = ("text", "context", "entities")  # analysed in the mapping (queries.index_body): a `term` matches a token
 
 
 class Engine:
@@ -76,7 +79,7 @@ class Engine:
 
     # -- search -------------------------------------------------------------------------------
     def _search(self, docs: dict[str, dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
-        allowed = {"size", "track_total_hits", "_source", "query", "sort"}
+        allowed = {"size", "track_total_hits", "_source", "query", "sort", "aggs"}
         assert set(body) <= allowed, f"unsupported search keys {set(body) - allowed}"
         query = body["query"]
         if "knn" in query:
@@ -100,9 +103,26 @@ class Engine:
                     scored.sort(key=lambda t: t[1]["_source"].get(name) or "", reverse=order == "desc")
             else:
                 scored.sort(key=lambda t: -t[2])
-        hits = [{"_id": i, "_score": s, "_source": _project(d["_source"], body.get("_source"))}
-                for i, d, s in scored[: body.get("size", 10)]]
-        return {"hits": {"hits": hits}}
+        hits = []
+        for i, d, s in scored[: body.get("size", 10)]:
+            hit = {"_id": i, "_score": s, "_source": _project(d["_source"], body.get("_source"))}
+            named = [name for name in _names(query) if self._matches(d["_source"], _names(query)[name], docs)]
+            if named:
+                hit["matched_queries"] = named
+            hits.append(hit)
+        response: dict[str, Any] = {"hits": {"hits": hits}}
+        if "aggs" in body:
+            response["aggregations"] = {name: self._aggregate(spec, docs) for name, spec in body["aggs"].items()}
+        return response
+
+    def _aggregate(self, spec: dict[str, Any], docs: dict[str, Any]) -> dict[str, Any]:
+        assert set(spec) == {"global", "aggs"} and spec["global"] == {}, spec
+        (name, inner), = spec["aggs"].items()
+        (kind, filters), = inner.items()
+        assert kind == "filters" and set(filters) == {"filters"}, inner
+        buckets = {key: {"doc_count": sum(self._matches(d["_source"], clause, docs) for d in docs.values())}
+                   for key, clause in filters["filters"].items()}
+        return {"doc_count": len(docs), name: {"buckets": buckets}}
 
     def _matches(self, source: dict[str, Any], clause: dict[str, Any], docs: dict[str, Any]) -> bool:
         (kind, spec), = clause.items()
@@ -116,6 +136,8 @@ class Engine:
             return ok
         if kind == "term":
             (name, value), = spec.items()
+            if name in _TEXT_FIELDS:
+                return value in tokenize(_text(source.get(name)))
             return source.get(name) == value
         if kind == "terms":
             (name, values), = spec.items()
@@ -130,11 +152,11 @@ class Engine:
         raise AssertionError(f"the engine does not evaluate {kind!r} clauses")
 
     def _score(self, source: dict[str, Any], query: dict[str, Any], docs: dict[str, Any]) -> float:
-        musts = query.get("bool", {}).get("must", [])
-        return sum(self._multi_match(source, c["multi_match"], docs) for c in musts if "multi_match" in c)
+        clauses = [*query.get("bool", {}).get("must", []), *query.get("bool", {}).get("should", [])]
+        return sum(self._multi_match(source, c["multi_match"], docs) for c in clauses if "multi_match" in c)
 
     def _multi_match(self, source: dict[str, Any], spec: dict[str, Any], docs: dict[str, Any]) -> float:
-        assert spec.get("type") == "most_fields", spec
+        assert spec.get("type") == "most_fields" and set(spec) <= {"query", "fields", "type", "_name"}, spec
         terms = set(tokenize(spec["query"]))
         total = 0.0
         for entry in spec["fields"]:
@@ -147,6 +169,12 @@ class Engine:
                 # Lucene's BM25, as OpenSearch scores: no k1 + 1 in the numerator since Lucene 8 (LUCENE-8563)
                 total += float(boost or 1.0) * bm25_term(mine[term], idf, sum(mine.values()), avg) / (BM25_K1 + 1.0)
         return total
+
+
+def _names(query: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The named clauses of a query's `bool` (name -> clause)."""
+    clauses = [*query.get("bool", {}).get("must", []), *query.get("bool", {}).get("should", [])]
+    return {c["multi_match"]["_name"]: c for c in clauses if "_name" in c.get("multi_match", {})}
 
 
 def _text(value: Any) -> str:

@@ -14,10 +14,10 @@ from mnemo.domain.scoring import (
     Candidate,
     Ranked,
     Weights,
+    best_first,
     calibrate,
     clamp01,
     length_factor,
-    lexical_score,
     recency_score,
     semantic_score,
 )
@@ -32,7 +32,7 @@ def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = 
     ranked = []
     for c in candidates:
         parts = {
-            "lexical": lexical_score(c.lexical),
+            "lexical": c.lexical,
             "semantic": semantic_score(c.semantic) * length_factor(c.text_tokens, pivot),
             "importance": c.importance or 0.0,
             "recency": recency_score(c.captured_at, now, weights.recency_half_life_days),
@@ -43,8 +43,13 @@ def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = 
             + weights.importance * parts["importance"]
             + weights.recency * parts["recency"]
         )
-        ranked.append(Ranked(c.memory_id, calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 else None), {**parts, "raw": clamp01(total)}))
-    return sorted(ranked, key=lambda r: (-r.score, r.memory_id))
+        score = calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 and not c.context_only else None)
+        # a match in context alone stays under the floor, unless the memory passes without it
+        if (c.context_only and score >= RELEVANCE_FLOOR
+                and calibrate(total - weights.lexical * c.lexical, weights.calibration) < RELEVANCE_FLOOR):
+            score = RELEVANCE_FLOOR - _UNEARNED_GAP
+        ranked.append(Ranked(c.memory_id, score, {**parts, "raw": clamp01(total)}))
+    return sorted(ranked, key=best_first)  # equal scores (a context match held under the floor) by raw sum
 
 
 def neighbours(ranked: Sequence[Ranked], candidates: Sequence[Candidate], weights: Weights = DEFAULT_WEIGHTS) -> set[str]:
@@ -78,7 +83,7 @@ def expand(ranked: Sequence[Ranked], candidates: Sequence[Candidate], *, admitte
                 parts = dict(current.components) if current else {}
                 parts["graph"] = lent
                 by_id[other] = Ranked(other, clamp01(lent), parts)
-    return sorted(by_id.values(), key=lambda r: (-r.score, r.memory_id))
+    return sorted(by_id.values(), key=best_first)
 
 
 def fuse(

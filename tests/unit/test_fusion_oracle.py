@@ -29,7 +29,7 @@ def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
     for mid in ids:
         found.append(Candidate(
             memory_id=mid,
-            lexical=draw(st.one_of(st.just(0.0), st.floats(0.0, 40.0, allow_nan=False))),
+            lexical=draw(st.one_of(st.just(0.0), st.floats(0.0, 1.0, allow_nan=False))),
             semantic=draw(st.one_of(st.none(), st.floats(-1.0, 1.0, allow_nan=False))),
             importance=draw(st.one_of(st.none(), signal)),
             captured_at=draw(st.one_of(st.none(), st.integers(-10**9, 10**14).map(
@@ -38,6 +38,7 @@ def candidate_sets(draw: st.DrawFn) -> list[Candidate]:
             # links reach other candidates and memories that are not candidates; weights may tie
             links=tuple(draw(st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from([0.3, 0.6, 1.0]) | signal),
                                       max_size=4, unique_by=lambda link: link[0]))),
+            context_only=draw(st.booleans()),
         ))
     return found
 
@@ -88,7 +89,7 @@ def test_the_service_composition_ranks_exactly_as_the_scalar_oracle(
 
 def test_the_oracle_comparison_can_fail() -> None:
     """Positive control for the two tests above: a different ranking is caught."""
-    candidates = [Candidate("a", lexical=5.0, links=(("b", 1.0),)), Candidate("b", lexical=1.0)]
+    candidates = [Candidate("a", lexical=1.0, links=(("b", 1.0),)), Candidate("b", lexical=0.1)]
     expected = oracle.fuse(candidates, top_k=2, now=NOW)
     same(scoring.fuse(candidates, top_k=2, now=NOW), expected)
     with pytest.raises(AssertionError):

@@ -154,7 +154,7 @@ def test_a_repeat_keeps_the_share_of_its_relevance_it_kept_of_its_score_so_the_r
 def test_prescored_orders_the_best_rows_by_the_blend_and_leaves_the_rest_and_the_scores_alone() -> None:
     at = datetime(2026, 1, 1, tzinfo=UTC)
     scored = score([Candidate(memory_id=m, lexical=v, captured_at=at) for m, v in
-                    [("a", 9.0), ("b", 7.0), ("c", 5.0), ("d", 3.0), ("e", 1.0)]], now=at)
+                    [("a", 0.9), ("b", 0.7), ("c", 0.55), ("d", 0.5), ("e", 0.1)]], now=at)
     assert scored.best_ids(5) == ["a", "b", "c", "d", "e"]
     ordered = prescored(scored, {"c": 1.0, "a": 0.0}, share=0.5, depth=4)  # b and d unheld: at their own score
     assert ordered.best_ids(5) == ["c", "b", "d", "a", "e"]  # e, past the depth, keeps its place

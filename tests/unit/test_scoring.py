@@ -52,7 +52,7 @@ def test_the_pivot_follows_the_candidates_so_a_store_of_short_notes_is_judged_on
 
 def test_the_lexical_signal_is_not_discounted_by_length() -> None:
     # BM25 already normalises for length; the prior applies to the cosine only
-    scores = rank(Candidate("short", lexical=6.0, text_tokens=2), Candidate("long", lexical=6.0, text_tokens=50))
+    scores = rank(Candidate("short", lexical=0.5, text_tokens=2), Candidate("long", lexical=0.5, text_tokens=50))
 
     assert scores["short"] == pytest.approx(scores["long"]) == pytest.approx(DEFAULT_WEIGHTS.lexical * 0.5)
 
@@ -60,7 +60,7 @@ def test_the_lexical_signal_is_not_discounted_by_length() -> None:
 def test_scores_stay_in_the_unit_interval_and_components_rebuild_the_score() -> None:
     weights = DEFAULT_WEIGHTS
     ranked = fuse([
-        Candidate("m1", lexical=50.0, semantic=1.0, importance=1.0, captured_at=NOW, text_tokens=10),
+        Candidate("m1", lexical=1.0, semantic=1.0, importance=1.0, captured_at=NOW, text_tokens=10),
         Candidate("m2", lexical=0.1, semantic=-0.3, importance=0.0, text_tokens=1),
     ], top_k=10, now=NOW, expand_graph=False)
 
@@ -78,7 +78,7 @@ def test_the_days_a_question_names_lift_what_was_captured_in_them() -> None:
     is the asker's (`now`'s offset)."""
     said = {"m13": datetime(2023, 10, 13, 20, tzinfo=UTC), "m14": datetime(2023, 10, 14, 9, tzinfo=UTC),
             "m20": datetime(2023, 10, 20, 9, tzinfo=UTC)}
-    rows = [Candidate(mid, lexical=3.0, semantic=0.4, captured_at=when) for mid, when in said.items()]
+    rows = [Candidate(mid, lexical=0.3, semantic=0.4, captured_at=when) for mid, when in said.items()]
 
     def best(focus: tuple[date, date] | None, now: datetime = NOW) -> str:
         return score(rows, now=now, focus=focus).best_ids(1)[0]
@@ -99,7 +99,7 @@ def test_a_window_that_holds_every_candidate_lifts_none() -> None:
     share of the candidates the window holds, so one holding them all leaves every score as it was,
     while the same rows asked about one day still rank by it (the positive control)."""
     said = [datetime(2023, 10, d, 12, tzinfo=UTC) for d in (13, 14, 20)]
-    rows = [Candidate(f"m{t.day}", lexical=3.0, semantic=0.4, captured_at=t) for t in said]
+    rows = [Candidate(f"m{t.day}", lexical=0.3, semantic=0.4, captured_at=t) for t in said]
     plain = score(rows, now=NOW)
     wide = score(rows, now=NOW, focus=(date(2023, 10, 1), date(2023, 10, 31)))
     assert wide.parts["when"] == [1.0, 1.0, 1.0]

@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import date, datetime
 
 from mnemo.domain import dates
 from mnemo.domain.models import Memory
-from mnemo.domain.scoring import Candidate, Candidates, bm25_idf, bm25_term
+from mnemo.domain.scoring import Candidate, Candidates, bm25_idf, bm25_term, lexical_share, query_weight
 from mnemo.domain.text import tokenize
 
 # The task context's share of the query vector: enough to reorder near-ties, too little to let the
@@ -52,18 +53,20 @@ def blend(query_vector: Sequence[float], context_vector: Sequence[float], weight
 
 def unindexed_candidates(memories: Iterable[Memory], text: str) -> list[Candidate]:
     """Lexical candidates among memories the index does not hold yet: BM25 of the query's terms in
-    each memory's text (length-normalised against these memories), only those matching a term."""
+    each memory's text (length-normalised against these memories) as a share of the query's maximum,
+    only those matching a term."""
     terms = set(tokenize(text))
     documents = [(m, Counter(tokenize(m.normalized_text))) for m in memories]
     if not terms or not documents:
         return []
     avg_len = sum(sum(c.values()) for _, c in documents) / len(documents)
+    most = query_weight(UNINDEXED_IDF for _ in terms)
     found = []
     for memory, counts in documents:
         length = sum(counts.values())
         bm25 = sum(bm25_term(counts[t], UNINDEXED_IDF, length, avg_len) for t in terms if counts[t])
         if bm25 > 0:
-            found.append(Candidate(memory_id=memory.id, lexical=bm25, importance=memory.importance,
+            found.append(Candidate(memory_id=memory.id, lexical=lexical_share(bm25, most), importance=memory.importance,
                                    captured_at=memory.captured_at, text_tokens=length))
     return found
 
@@ -80,7 +83,6 @@ def merge(indexed: Candidates | Sequence[Candidate], unindexed: Sequence[Candida
     for candidate in indexed:
         newer = fresh.pop(candidate.memory_id, None)
         if newer is not None and newer.lexical > candidate.lexical:
-            candidate = Candidate(candidate.memory_id, newer.lexical, candidate.semantic, candidate.importance,
-                                  candidate.captured_at, candidate.text_tokens, candidate.links)
+            candidate = replace(candidate, lexical=newer.lexical)
         merged.append(candidate)
     return Candidates.of(merged + list(fresh.values()))

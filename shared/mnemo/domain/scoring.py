@@ -17,8 +17,6 @@ from typing import Any
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-# A BM25 score of this size maps to 0.5: raw BM25 is unbounded, a threshold needs a fixed scale.
-LEXICAL_HALF_SCORE = 6.0
 
 
 @dataclass(frozen=True)
@@ -26,7 +24,7 @@ class Weights:
     """How much each signal contributes to the fused score (the four signals sum to 1), and how the
     score is then shaped (graph, recency, focus, length, calibration)."""
 
-    lexical: float = 0.5
+    lexical: float = 0.5  # of BM25 as a share of the query's maximum (`lexical_share`)
     semantic: float = 0.4
     importance: float = 0.05
     recency: float = 0.05
@@ -43,11 +41,13 @@ class Weights:
     focus_margin_days: int = 2
     length_pivot: float = 2.0  # a text this many times the candidates' mean length keeps its full cosine
     # Calibration: a monotone piecewise-linear map from the weighted sum onto the score callers see, so a
-    # threshold means something (docs/scoring.md, bench/score_calibration.py). Knots (raw, calibrated):
-    # a near-verbatim match (raw ≥ 0.54) reads ≥ 0.9; raw 0.37, above 90% of the hits for questions about
-    # another conversation on LoCoMo, reads as RELEVANCE_FLOOR. Monotone: the ranking is the raw one's,
-    # except where `SEMANTIC_EVIDENCE` lifts a hit (LoCoMo recall@5 unchanged, docs/scoring.md).
-    calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.37, 0.3), (0.54, 0.9), (1.0, 1.0))
+    # threshold means something (docs/scoring.md, bench/score_calibration.py). Knots (raw, calibrated),
+    # fitted on the agent-query set's dev third with LoCoMo and LongMemEval dev (bench/README.md "Issue
+    # 54"): raw 0.23 reads as RELEVANCE_FLOOR (a memory holding one word of a two-word query once, or
+    # the whole query with a weak cosine), a near-verbatim match (raw ≥ 0.6) reads ≥ 0.9. Monotone: the
+    # ranking is the raw one's, except where `SEMANTIC_EVIDENCE` lifts a hit or a match in `context`
+    # alone is held under the floor (`score`).
+    calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.23, 0.3), (0.6, 0.9), (1.0, 1.0))
 
 
 DEFAULT_WEIGHTS = Weights()
@@ -66,12 +66,15 @@ class Candidate:
     """One memory found by at least one leg, with its raw signals."""
 
     memory_id: str
-    lexical: float = 0.0  # raw BM25 (0 when the lexical leg did not find it)
+    lexical: float = 0.0  # BM25 as a share of the query's maximum (`lexical_share`), in [0, 1]
     semantic: float | None = None  # cosine similarity in [-1, 1] (None when the semantic leg did not run/find it)
     importance: float | None = None
     captured_at: datetime | None = None
     text_tokens: int | None = None  # tokens of the memory's text (`text.tokenize`); None: unknown, not discounted
     links: tuple[tuple[str, float], ...] = field(default=())  # (other memory id, link weight)
+    # The lexical leg matched only the memory's other fields (the words said before it, its entities:
+    # `LEXICAL_FIELDS`), not its text: such a match orders the hit but cannot lift it over the floor.
+    context_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,15 @@ class Candidates(Sequence[Candidate]):
     or iterating yields `Candidate` rows (tests, contracts); ranking reads the columns, so a search does
     not build an object per candidate. `links` are mappings (other memory id -> link weight)."""
 
-    __slots__ = ("ids", "lexical", "semantic", "importance", "captured_at", "text_tokens", "links")
+    __slots__ = ("ids", "lexical", "semantic", "importance", "captured_at", "text_tokens", "links", "context_only")
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, ids: list[str], *, lexical: list[float], semantic: list[float | None],
                  importance: list[float | None], captured_at: list[datetime | None], text_tokens: list[int | None],
-                 links: Sequence[Mapping[str, float]]) -> None:
+                 links: Sequence[Mapping[str, float]], context_only: list[bool] | None = None) -> None:
         self.ids, self.lexical, self.semantic, self.importance = ids, lexical, semantic, importance
         self.captured_at, self.text_tokens, self.links = captured_at, text_tokens, links
+        self.context_only = context_only if context_only is not None else [False] * len(ids)
 
     @classmethod
     def of(cls, rows: Candidates | Iterable[Candidate]) -> Candidates:
@@ -102,7 +106,8 @@ class Candidates(Sequence[Candidate]):
         rows = list(rows)
         return cls([c.memory_id for c in rows], lexical=[c.lexical for c in rows], semantic=[c.semantic for c in rows],
                    importance=[c.importance for c in rows], captured_at=[c.captured_at for c in rows],
-                   text_tokens=[c.text_tokens for c in rows], links=[dict(c.links) for c in rows])
+                   text_tokens=[c.text_tokens for c in rows], links=[dict(c.links) for c in rows],
+                   context_only=[c.context_only for c in rows])
 
     @classmethod
     def concat(cls, parts: Sequence[Candidates]) -> Candidates:
@@ -110,14 +115,16 @@ class Candidates(Sequence[Candidate]):
         return cls([mid for p in parts for mid in p.ids], lexical=[v for p in parts for v in p.lexical],
                    semantic=[v for p in parts for v in p.semantic], importance=[v for p in parts for v in p.importance],
                    captured_at=[v for p in parts for v in p.captured_at],
-                   text_tokens=[v for p in parts for v in p.text_tokens], links=[v for p in parts for v in p.links])
+                   text_tokens=[v for p in parts for v in p.text_tokens], links=[v for p in parts for v in p.links],
+                   context_only=[v for p in parts for v in p.context_only])
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __getitem__(self, row: int) -> Candidate:  # type: ignore[override]
         return Candidate(self.ids[row], self.lexical[row], self.semantic[row], self.importance[row],
-                         self.captured_at[row], self.text_tokens[row], tuple(self.links[row].items()))
+                         self.captured_at[row], self.text_tokens[row], tuple(self.links[row].items()),
+                         self.context_only[row])
 
     def __iter__(self) -> Iterator[Candidate]:
         return (self[row] for row in range(len(self.ids)))
@@ -199,8 +206,19 @@ def saturate(value: float, half: float) -> float:
     return value / (value + half) if value > 0 else 0.0
 
 
-def lexical_score(bm25: float) -> float:
-    return saturate(bm25, LEXICAL_HALF_SCORE)
+def lexical_share(bm25: float, most: float) -> float:
+    """A BM25 score (the boosted sum over `LEXICAL_FIELDS`) as a share of the query's own maximum,
+    `most`: the sum of its terms' idf in the text field (`query_weight`), what a memory of average
+    length holding each term once in its text scores. A one-word query's exact hit is 1 in a store of
+    25 memories as in one of 25,000; a fixed half-score gave it 0.19 in the small store (bench/README.md
+    "Issue 54"). Capped at 1: repeating a word is no stronger."""
+    return clamp01(bm25 / most) if most > 0 else 0.0
+
+
+def query_weight(idfs: Iterable[float]) -> float:
+    """`lexical_share`'s maximum: the sum of the idf of each of the query's distinct terms, those no
+    memory holds included (a memory that holds half of what was asked matches half of it)."""
+    return float(sum(idfs))
 
 
 def semantic_score(cosine: float | None) -> float:
@@ -287,19 +305,43 @@ def blend(score: float, relevance: float, share: float) -> float:
     return (1.0 - share) * score + share * relevance
 
 
-def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 1.0) -> list[Ranked]:
+Knots = tuple[tuple[float, float], ...]
+
+
+def reranked(hits: Sequence[Ranked], relevance: Sequence[float], share: float = 1.0, *,
+             calibration: Knots | None = None) -> list[Ranked]:
     """`hits` ordered by `(1 - share) · score + share · relevance`: `share` 1 is the reranker's order
     alone, less keeps part of what the fused score knows (ties keep the fused order). A hit moved down
     as a repeat (domain/repeats.py) keeps the same share of its relevance as of its score: the
-    reranker judges the text alone, and would otherwise lift the repeat back. The score stays the
-    calibrated fused one, so a threshold keeps its meaning; `rerank` joins the components."""
+    reranker judges the text alone, and would otherwise lift the repeat back. `rerank` joins the
+    components.
+
+    With the reranker's `calibration` (knots measured for it and its share), that blend is the score:
+    mapped through the knots, so the floor keeps its meaning, it both orders and thresholds, and the
+    fused score stays as the `fused` component. Without one (a reranker nobody measured), the score
+    stays the calibrated fused one (`shown_descending` then caps it for display)."""
     def kept(hit: Ranked) -> float:  # 1 unless the hit is a repeat: then its score's new share of the old
         before = hit.score - hit.components.get("repeat", 0.0)
         return hit.score / before if before > 0 else 1.0
 
-    order = sorted(range(len(hits)), key=lambda i: (-blend(hits[i].score, relevance[i] * kept(hits[i]), share), i))
-    return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
-            for i in order]
+    keys = [blend(hit.score, rel * kept(hit), share) for hit, rel in zip(hits, relevance, strict=True)]
+    order = sorted(range(len(hits)), key=lambda i: (-keys[i], i))
+    if calibration is None:
+        return [Ranked(hits[i].memory_id, hits[i].score, {**hits[i].components, "rerank": clamp01(relevance[i])})
+                for i in order]
+    return [Ranked(hits[i].memory_id, _through_knots(clamp01(keys[i]), calibration),
+                   {**hits[i].components, "rerank": clamp01(relevance[i]), "fused": hits[i].score}) for i in order]
+
+
+def shown_descending(scores: Sequence[float]) -> list[float]:
+    """The scores an answer in the reranker's order shows: each hit's calibrated score, capped by the
+    score shown above it, so a response reads in descending order of its scores (seed 003 tells an agent
+    to compare them) and still passes every threshold its hits passed. A hit the reranker moved down
+    shows the score of the one it now follows; one it moved up keeps its own (never raised)."""
+    shown: list[float] = []
+    for value in scores:
+        shown.append(min(value, shown[-1]) if shown else value)
+    return shown
 
 
 def prescored(scored: Scored, relevance: Mapping[str, float], share: float, depth: int = PRESCORE_DEPTH) -> Scored:
@@ -335,7 +377,7 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     lengths = [t for t in c.text_tokens if t is not None]
     pivot = weights.length_pivot * sum(lengths) / len(lengths) if lengths else 0.0
     half_life = weights.recency_half_life_days
-    lexical = [lexical_score(v) for v in c.lexical]
+    lexical = c.lexical
     semantic = [semantic_score(v) * length_factor(t, pivot) for v, t in zip(c.semantic, c.text_tokens, strict=True)]
     importance = [v or 0.0 for v in c.importance]
     recency = [recency_score(t, now, half_life) for t in c.captured_at]
@@ -349,8 +391,16 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     when = [focus_score(t, focus, weights.focus_margin_days, now) for t in c.captured_at] if focus else []
     selective = weights.focus * (1.0 - sum(when) / len(when)) if when else 0.0
     lift = [selective * w for w in when] if when else [0.0] * len(raw)
-    scores = [calibrate(v, knots, cosine=s if lx > 0 else None, lift=f)
-              for v, s, lx, f in zip(raw, c.semantic, c.lexical, lift, strict=True)]
+    scores = [calibrate(v, knots, cosine=s if lx > 0 and not only else None, lift=f)
+              for v, s, lx, only, f in zip(raw, c.semantic, c.lexical, c.context_only, lift, strict=True)]
+    # Words matched only in a memory's context (the words said before it) or its entities order it, but
+    # never lift it over the floor alone: "The car needs new tyres", said after "I prefer oolong tea", is
+    # not about oolong tea. Held just under the floor, as a graph neighbour's lent score is, unless the
+    # memory passes without them.
+    for row in range(len(raw)):
+        if (c.context_only[row] and scores[row] >= RELEVANCE_FLOOR
+                and calibrate(raw[row] - wl * lexical[row], knots, lift=lift[row]) < RELEVANCE_FLOOR):
+            scores[row] = RELEVANCE_FLOOR - _UNEARNED_GAP
     # Best first, as `best_first` orders: C-keyed stable sorts (the last key decides first) instead
     # of a tuple key per row.
     order = sorted(range(len(c.ids)), key=c.ids.__getitem__)

@@ -29,6 +29,10 @@ class Reranker(Protocol):
     own MiniLM (adapters/local/late_interaction.py), off unless configured."""
 
     share: float  # of the order, against the fused score (scoring.reranked): 1 = the reranker's order alone
+    # Knots from the blend of fused score and relevance onto the score callers see, measured for this
+    # reranker at this share (`scoring.reranked`): the blend then orders and thresholds. None: unmeasured,
+    # the fused score decides what passes and is shown, capped in the reranker's order.
+    calibration: tuple[tuple[float, float], ...] | None
 
     def rerank(self, query: str, memories: Sequence[Memory]) -> list[float]:
         """A relevance in [0, 1] per memory, in input order (memories of one tenant the caller sees)."""

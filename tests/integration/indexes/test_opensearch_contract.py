@@ -24,7 +24,7 @@ from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.index import OpenSearchIndex
 from mnemo.domain.models import Status
 from mnemo.domain.namespace import NamespaceFilter
-from mnemo.domain.scoring import BM25_K1, Candidate
+from mnemo.domain.scoring import BM25_K1, Candidate, bm25_idf, lexical_share
 from mnemo.domain.text import STOPWORDS
 from mnemo.errors import DependencyError
 from mnemo.ports import IndexDocument, SearchQuery
@@ -164,12 +164,31 @@ def source(memory_id: str, *, version: int = 1, days: float = 10, importance: fl
             "captured_at": (NOW - timedelta(days=days)).isoformat().replace("+00:00", "Z"), "links": links or {}}
 
 
-def hit(src: dict[str, Any], score: float, _id: str | None = None) -> dict[str, Any]:
-    return {"_index": INDEX, "_id": _id or f"gen-{src['memory_id']}-{src['version']}", "_score": score, "_source": src}
+def hit(src: dict[str, Any], score: float, _id: str | None = None, matched: tuple[str, ...] = ("text",)) -> dict[str, Any]:
+    """A hit; a lexical one names the clauses it matched (`queries.lexical_body`), its text by default."""
+    return {"_index": INDEX, "_id": _id or f"gen-{src['memory_id']}-{src['version']}", "_score": score, "_source": src,
+            "matched_queries": list(matched)}
+
+
+# What the lexical leg's aggregation answers for "where does Alice live" (terms alice, doe, live: the
+# plural stemmer's "does"): 100 documents, alice in 5, doe in none, live in 10; and the query's maximum
+# they make (`scoring.query_weight`: a term no document holds counts too).
+QUERY_WEIGHT = {"query_weight": {"doc_count": 100, "per_term": {"buckets": {
+    "alice": {"doc_count": 5}, "doe": {"doc_count": 0}, "live": {"doc_count": 10}}}}}
+MOST = bm25_idf(100, 5) + bm25_idf(100, 0) + bm25_idf(100, 10)
+
+
+def share(score: float) -> Any:
+    """The candidate's lexical signal of an OpenSearch BM25 score, as `queries.lexical_body`'s reader makes it."""
+    return pytest.approx(lexical_share(score * LUCENE, MOST))
 
 
 def msearch(*legs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"took": 3, "responses": [{"status": 200, "hits": {"hits": hits}} for hits in legs]}
+    """A `_msearch` answer; the last leg (the lexical one) carries `QUERY_WEIGHT`."""
+    responses: list[dict[str, Any]] = [{"status": 200, "hits": {"hits": hits}} for hits in legs]
+    if responses:
+        responses[-1]["aggregations"] = QUERY_WEIGHT
+    return {"took": 3, "responses": responses}
 
 
 def found(*hits: dict[str, Any]) -> dict[str, Any]:
@@ -267,6 +286,7 @@ LUCENE = BM25_K1 + 1.0  # what the adapter multiplies OpenSearch's BM25 by (Luce
 QUERYABLE = {  # clause -> the mapping types it may address
     "term": {"keyword", "integer", "float", "date"}, "terms": {"keyword", "integer", "float", "date"},
     "range": {"date", "integer", "float"}, "multi_match": {"text"}, "knn": {"knn_vector"},
+    "token": {"text"},  # a `term` holding one analysed token (`queries.query_weight_aggregation`)
     "sort": {"keyword", "date", "integer", "float"},
 }
 
@@ -319,6 +339,8 @@ def _field_uses(node: Any, clause: str | None = None) -> list[tuple[str, str]]:
                 uses += [u for inner in value.values() if isinstance(inner, dict) for u in _field_uses(inner)]
             elif key == "multi_match":
                 uses += [("multi_match", f.split("^")[0]) for f in value["fields"]]
+            elif key == "filters" and isinstance(value, dict) and "filters" in value:  # a `filters` aggregation
+                uses += [("token", name) for clause in value["filters"].values() for name in clause["term"]]
             elif key == "sort":
                 uses += [("sort", name) for item in value for name in item]
             elif key == "_source" and isinstance(value, list):
@@ -410,11 +432,19 @@ def test_search_sends_one_msearch_with_the_knn_and_lexical_legs(recorder: Record
     assert lexical == {
         "size": 400, "track_total_hits": False, "_source": q.CANDIDATE_SOURCE,
         "query": {"bool": {
-            "must": [{"multi_match": {"query": "where does Alice live", "fields": ["text^1.0", "entities^0.25",
-                                                                                  "context^0.7"],
-                                      "type": "most_fields"}}],
+            "should": [
+                {"multi_match": {"query": "where does Alice live", "fields": ["text^1.0"], "type": "most_fields",
+                                 "_name": "text"}},
+                {"multi_match": {"query": "where does Alice live", "fields": ["entities^0.25", "context^0.7"],
+                                 "type": "most_fields", "_name": "context"}},
+            ],
+            "minimum_should_match": 1,
             "filter": scope,
         }},
+        # the query's maximum: the index's document count and each analysed term's document frequency
+        "aggs": {"query_weight": {"global": {}, "aggs": {"per_term": {"filters": {"filters": {
+            "alice": {"term": {"text": "alice"}}, "doe": {"term": {"text": "doe"}},
+            "live": {"term": {"text": "live"}}}}}}}},
     }
 
 
@@ -437,8 +467,8 @@ def test_search_without_a_vector_runs_the_lexical_leg_only(recorder: Recorder) -
     (request,) = recorder.requests
     header, lexical = request.body
     assert header == {}
-    assert "multi_match" in lexical["query"]["bool"]["must"][0]
-    assert [(c.memory_id, c.lexical, c.semantic) for c in hits] == [("m1", pytest.approx(3.0 * LUCENE), None)]
+    assert "multi_match" in lexical["query"]["bool"]["should"][0]
+    assert [(c.memory_id, c.lexical, c.semantic) for c in hits] == [("m1", share(3.0), None)]
 
 
 # -- search: reading the answer ----------------------------------------------------------------
@@ -446,21 +476,23 @@ def test_search_turns_engine_scores_into_candidates_with_raw_signals(recorder: R
     index = make_index(recorder, ensured=False)
     knn_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 1.8),  # cosine 0.8
                hit(source("m2", days=30, text_tokens=4), 1 / 1.25)]  # cosine -0.25
-    lexical_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 7.5),
-                   hit(source("m3", days=400, importance=0.1, text_tokens=8), 2.0)]
+    lexical_leg = [hit(source("m1", days=2, importance=0.9, links={"m7": 0.5}, text_tokens=30), 1.5),
+                   hit(source("m3", days=400, importance=0.1, text_tokens=8), 0.5, matched=("context",))]
     recorder.reply(msearch(knn_leg, lexical_leg))
 
     candidates = index.search(query(top_k=10))
 
     # Then the adapter ranks nothing: it hands the service one candidate per memory, both legs' signals
-    # (Lucene's BM25 in the local index's form: times k1 + 1, LUCENE-8563)
+    # (Lucene's BM25 in the local index's form, times k1 + 1 (LUCENE-8563), as a share of the query's
+    # maximum), and whether the words matched only the memory's context
+    assert 0 < lexical_share(1.5 * LUCENE, MOST) < 1
     assert sorted(candidates, key=lambda c: c.memory_id) == [
-        Candidate("m1", lexical=pytest.approx(7.5 * LUCENE), semantic=pytest.approx(0.8), importance=0.9,
+        Candidate("m1", lexical=share(1.5), semantic=pytest.approx(0.8), importance=0.9,
                   captured_at=NOW - timedelta(days=2), text_tokens=30, links=(("m7", 0.5),)),
         Candidate("m2", lexical=0.0, semantic=pytest.approx(-0.25), importance=0.5,
                   captured_at=NOW - timedelta(days=30), text_tokens=4),
-        Candidate("m3", lexical=pytest.approx(2.0 * LUCENE), semantic=None, importance=0.1,
-                  captured_at=NOW - timedelta(days=400), text_tokens=8),
+        Candidate("m3", lexical=share(0.5), semantic=None, importance=0.1,
+                  captured_at=NOW - timedelta(days=400), text_tokens=8, context_only=True),
     ]
 
 
@@ -489,7 +521,7 @@ def test_search_collapses_duplicates_keeping_the_highest_version(recorder: Recor
 
     # Then m1 appears once, with the signals of its newest copy only
     assert set(hits) == {"m1", "m2"}
-    assert hits["m1"].lexical == pytest.approx(2.0 * LUCENE)
+    assert hits["m1"].lexical == share(2.0)
     assert hits["m1"].semantic == pytest.approx(0.5)
 
 
@@ -747,7 +779,9 @@ def test_which_versions_pass(recorder: Recorder, info: dict[str, Any], accepted:
 def _legs_by_body(knn_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Callable[[Request], Any]:
     def answer(request: Request) -> tuple[int, Any]:
         assert request.path.endswith("/_search"), request.path
-        return 200, found(*(knn_hits if "knn" in request.body["query"] else lexical_hits))
+        if "knn" in request.body["query"]:
+            return 200, found(*knn_hits)
+        return 200, {**found(*lexical_hits), "aggregations": QUERY_WEIGHT}
     return answer
 
 
@@ -763,7 +797,7 @@ def test_serverless_sends_the_legs_as_two_concurrent_searches_and_ranks_as_msear
     assert sorted(r.path for r in recorder.requests) == [f"/{INDEX}/_search", f"/{INDEX}/_search"]
     knn, lexical = sorted((r.body for r in recorder.requests), key=lambda b: "knn" not in b["query"])
     assert hits == via_msearch.search(query())
-    assert knn["query"]["knn"]["vector"]["k"] == 400 and "multi_match" in lexical["query"]["bool"]["must"][0]
+    assert knn["query"]["knn"]["vector"]["k"] == 400 and "multi_match" in lexical["query"]["bool"]["should"][0]
 
 
 def test_legs_default_to_msearch_on_managed_domains_and_can_be_chosen(recorder: Recorder) -> None:
@@ -881,7 +915,7 @@ def test_every_read_carries_the_tenant_and_user_filters(recorder: Recorder) -> N
         if "knn" in body["query"]:
             scope = terms_of(body["query"]["knn"]["vector"]["filter"])
             assert scope["tenant"] == "acme" and scope["user_id"] == "alice"
-        elif "must" in body["query"]["bool"]:
+        elif "minimum_should_match" not in body["query"]["bool"] or "aggs" in body:  # the lexical leg
             scope = terms_of(body["query"])
             assert scope["tenant"] == "acme" and scope["user_id"] == "alice"
         else:

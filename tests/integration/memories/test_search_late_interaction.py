@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from mnemo.adapters.local.late_interaction import LATE_INTERACTION_SHARE, LateInteractionReranker, _query_rows, max_sim
+from mnemo.adapters.local.late_interaction import (
+    LATE_INTERACTION_CALIBRATION,
+    LATE_INTERACTION_SHARE,
+    LateInteractionReranker,
+    _query_rows,
+    max_sim,
+)
 from mnemo.domain.models import Memory
+from mnemo.domain.scoring import calibrate
 from mnemo.services.enrichment.pipeline import REPLY_LEAD_WORDS, previous_words
 from tests.conftest import TEST_KEY
 from tests.integration.conftest import OTHER_KEY, auth
@@ -49,7 +56,9 @@ class Recording:
     """The configured reranker, recording how many texts each call scores."""
 
     def __init__(self, inner: LateInteractionReranker) -> None:
-        self.inner, self.share, self.sizes, self.asked = inner, inner.share, [], []
+        self.inner, self.share, self.calibration = inner, inner.share, inner.calibration
+        self.sizes: list[int] = []
+        self.asked: list[list[str]] = []
 
     def prescore(self, query: str, tenant: str, memory_ids: list[str]) -> Any:
         self.asked.append(list(memory_ids))
@@ -80,15 +89,19 @@ def test_full_mode_lifts_the_memory_whose_aside_answers_and_only_the_callers_mem
     relevance = {r["id"]: r["explain"]["rerank"] for r in full}
     assert relevance[dana[ASIDE]] > relevance[dana[TOPIC]] + 0.1
     share = LATE_INTERACTION_SHARE
-    keys = [(1 - share) * r["score"] + share * r["explain"]["rerank"] for r in full]
+    fused = [r["explain"]["fused"] for r in full]
+    keys = [(1 - share) * f + share * r["explain"]["rerank"] for f, r in zip(fused, full, strict=True)]
     assert keys == sorted(keys, reverse=True)  # the fused score and the relevance, blended
+    # and the blend, through the reranker's calibration, is the score: it orders and thresholds
+    assert [r["score"] for r in full] == pytest.approx([calibrate(k, LATE_INTERACTION_CALIBRATION) for k in keys], abs=1e-5)
+    assert fused[1] > fused[0]  # the topic's fused score was the higher one
     assert recording.sizes == [4]  # dana's four memories, not eli's copy, ...
     assert sorted(recording.asked[0]) == sorted(dana.values())  # ... also before the store read
     assert eli[ASIDE] not in relevance
 
     container.memories._reranker = None  # the same search without the stage: same hits, same scores
     plain = search(http, "dana")
-    assert sorted((r["id"], r["score"]) for r in plain) == sorted((r["id"], r["score"]) for r in full)
+    assert sorted((r["id"], r["score"]) for r in plain) == sorted(zip((r["id"] for r in full), fused, strict=True))
     assert [r["id"] for r in plain[:2]] == [dana[TOPIC], dana[ASIDE]]
     container.memories._reranker = recording
     assert [r["id"] for r in search(http, "eli")] == [eli[ASIDE]]  # control: eli finds his own copy

@@ -23,6 +23,7 @@ class Reverse:
     """Ranks the texts in the reverse of the order it is given them; records every call."""
 
     share = 1.0  # its order alone, as a cross-encoder's
+    calibration = None  # unmeasured, as Bedrock's: the fused score decides and is shown
 
     def __init__(self, fail: bool = False) -> None:
         self.calls: list[list[str]] = []
@@ -53,11 +54,15 @@ def search(container, principal, reranker: Reverse | None, mode: str = "full") -
     return [(h.memory.raw, round(h.score, 6)) for h in hits]  # the test clock ticks between searches
 
 
-def test_full_mode_takes_the_rerankers_order_and_keeps_the_fused_scores(stored, container, principal) -> None:
+def test_full_mode_takes_the_rerankers_order_and_shows_the_fused_scores_in_order(stored, container, principal) -> None:
     fused = search(container, principal, None)
     reverse = Reverse()
     reranked = search(container, principal, reverse)
-    assert len(fused) == 3 and reranked == fused[::-1]  # same hits, same scores, the reranker's order
+    assert len(fused) == 3 and [t for t, _ in reranked] == [t for t, _ in fused[::-1]]  # the reranker's order
+    # An unmeasured reranker's relevance is no score: each hit shows its fused score, capped by the one
+    # above it, so the answer reads in descending order (the first keeps its own; fused's were distinct)
+    scores = [score for _, score in reranked]
+    assert scores == [fused[-1][1]] * 3 and len({score for _, score in fused}) == 3
     assert [sorted(call) for call in reverse.calls] == [sorted(ALICE)]  # alice's (the owner's) memories reach it ...
     assert all(BOB not in call for call in reverse.calls)  # ... bob's, with the same word, never do
     bobs = container.memories.search(principal, RetrieveCommand(query="standup", user_id="bob"))

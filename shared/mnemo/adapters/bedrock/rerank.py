@@ -26,6 +26,9 @@ def model_arn(model_id: str, region: str) -> str:
 
 class BedrockReranker:
     share = 1.0  # a cross-encoder: its order alone
+    # Its relevance's scale is unmeasured here (a deployment's `bench/score_calibration.py --via rest`
+    # would say): the fused score decides what passes the floor, and is what a hit shows.
+    calibration: tuple[tuple[float, float], ...] | None = None
 
     def __init__(self, client: Any, model_id: str = "amazon.rerank-v1:0", *,
                  sleep: Callable[[float], Any] = time.sleep) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from mnemo.adapters.local.late_interaction import StoredStates, TokenEncoder
 from mnemo.domain.models import Status
-from mnemo.domain.scoring import Candidates, bm25_idf, bm25_term, clamp01, leg_size
+from mnemo.domain.scoring import Candidates, bm25_idf, bm25_term, clamp01, leg_size, lexical_share, query_weight
 from mnemo.domain.text import tokenize
 from mnemo.ports import LEXICAL_FIELDS, SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -85,6 +85,10 @@ class _Field:
             rows, tfs = self.arrays[term]
             idf = bm25_idf(doc_count, self.doc_freq[term])
             out[rows] += boost * bm25_term(tfs, idf, self.lengths[rows], avg_len)  # elementwise over the rows
+
+    def query_weight(self, terms: set[str], doc_count: int) -> float:
+        """The most `terms` can score in this field (`scoring.query_weight`), with its statistics."""
+        return query_weight(bm25_idf(doc_count, max(0, self.doc_freq.get(term, 0))) for term in terms)
 
 
 @dataclass
@@ -198,14 +202,20 @@ class _Partition:
             allowed[self.rows[exclude]] = False
         return allowed
 
-    def lexical(self, text: str, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The `k` best boosted sums of per-field BM25 among allowed rows: (rows, scores)."""
+    def lexical(self, text: str, allowed: np.ndarray, k: int) -> tuple[np.ndarray, list[float], list[bool]]:
+        """The `k` best boosted sums of per-field BM25 among allowed rows: their rows, each sum as a
+        share of the query's maximum in `text` (`scoring.lexical_share`), and whether it matched only
+        fields other than `text`."""
         terms = set(tokenize(text))
-        scores = np.zeros(len(self.ids), dtype=np.float32)
+        own = np.zeros(len(self.ids), dtype=np.float32)
+        total = np.zeros(len(self.ids), dtype=np.float32)
         for name, boost in self.boosts.items():
             if boost:
-                self.fields[name].scores(terms, len(self.docs), scores, boost)
-        return _top(scores, allowed & (scores > 0), k)
+                self.fields[name].scores(terms, len(self.docs), own if name == "text" else total, boost)
+        total += own
+        rows, sums = _top(total, allowed & (total > 0), k)
+        most = self.fields["text"].query_weight(terms, len(self.docs))
+        return rows, [lexical_share(float(v), most) for v in sums], (own[rows] <= 0).tolist()
 
     def nearest(self, vector: Sequence[float], allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The `k` best cosines among allowed rows: (rows, cosines)."""
@@ -232,12 +242,14 @@ def _candidates(partition: _Partition, query: SearchQuery) -> Candidates:
     """Both legs over one partition's allowed rows, as candidate columns gathered with numpy."""
     allowed = partition.mask(query.authors, query.statuses, agent_id=query.scope.agent_id,
                              group_id=query.scope.group_id)
-    lex_rows, lex_values = partition.lexical(query.text, allowed, leg_size(query.top_k))
+    lex_rows, lex_values, lex_context_only = partition.lexical(query.text, allowed, leg_size(query.top_k))
     sem_rows, sem_values = (partition.nearest(query.vector, allowed, leg_size(query.top_k)) if query.vector is not None
                             else (_NO_ROWS, _NO_VALUES))
     rows = np.union1d(lex_rows, sem_rows)
     lexical = np.zeros(rows.size, dtype=np.float64)  # 0: the lexical leg did not reach it
     lexical[np.searchsorted(rows, lex_rows)] = lex_values
+    context_only = np.zeros(rows.size, dtype=bool)
+    context_only[np.searchsorted(rows, lex_rows)] = lex_context_only
     semantic = np.full(rows.size, None, dtype=object)  # None: the semantic leg did not reach it
     semantic[np.searchsorted(rows, sem_rows)] = sem_values.astype(np.float64)
     columns = partition.columns
@@ -246,6 +258,7 @@ def _candidates(partition: _Partition, query: SearchQuery) -> Candidates:
         columns.ids[rows].tolist(), lexical=lexical.tolist(), semantic=semantic.tolist(),
         importance=columns.importance[rows].tolist(), captured_at=columns.captured_at[rows].tolist(),
         text_tokens=partition.fields["text"].lengths[rows].astype(np.int64).tolist(), links=columns.links[rows].tolist(),
+        context_only=context_only.tolist(),
     )
 
 

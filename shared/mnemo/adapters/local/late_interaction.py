@@ -34,12 +34,18 @@ from mnemo.domain.models import Memory
 from mnemo.domain.text import STOPWORDS
 
 # The reranker's share of the order (scoring.reranked): order by (1 - share) · fused score + share ·
-# relevance. A little over half: MaxSim alone (share 1) loses on both dev files, it misses what the
-# fused score knows (recency, graph, the exact-word bonus; bench/issue28_round6.py). Since a reply's
-# states hold the question it answers (round 12), LoCoMo gains as the share grows, and LongMemEval
-# loses nothing from 0.5 to 0.54 (with its question dates as `now` and without) but loses a question
-# at 0.45 and at 0.55: this is the middle of that range (bench/README.md "Issue 28, round 13").
-LATE_INTERACTION_SHARE = 0.525
+# relevance. MaxSim alone (share 1) misses what the fused score knows (recency, graph, the exact-word
+# bonus; bench/issue28_round6.py). Re-swept when the lexical signal became a share of the query's own
+# maximum (issue 54): LoCoMo dev gains as the share grows (0.525: 544.9 of 760 questions' recall@5, 0.6:
+# 549.6, 0.7: 553.0, 0.8: 556.1) and LongMemEval dev (both files, 247) peaks at 0.625-0.7 (180, 184, 185,
+# 183); 0.7 gains on every fold of both against the shipped 0.525 (bench/README.md "Issue 54, round 2").
+LATE_INTERACTION_SHARE = 0.7
+# Its blend is the score (scoring.reranked): a blend of 0.36 reads as the floor. On the agent-query
+# set's dev third that keeps never-said queries empty as often as the fused floor did (0.827) and finds
+# paraphrases 0.29 (0.04), and LoCoMo dev recall@5 with the floor 0.727 of 0.728 without it (the fused
+# floor under this reranker's order: 0.695). Above it, linear to 1: a near-verbatim hit's blend (~0.95)
+# reads ~0.94.
+LATE_INTERACTION_CALIBRATION = ((0.0, 0.0), (0.36, 0.3), (1.0, 1.0))
 
 
 class TokenEncoder(Protocol):
@@ -124,6 +130,7 @@ def _best_means(cosines: np.ndarray | None, sizes: Sequence[int]) -> list[float]
 
 class LateInteractionReranker:
     share = LATE_INTERACTION_SHARE
+    calibration: tuple[tuple[float, float], ...] | None = LATE_INTERACTION_CALIBRATION
 
     def __init__(self, encoder: TokenEncoder, stored: StateSource | None = None) -> None:
         self._encoder = encoder

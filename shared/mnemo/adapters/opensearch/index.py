@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.base import NO_INDEX, Legs, OpenSearchBase, Service, build_client
-from mnemo.domain.scoring import Candidates, clamp01, leg_size
+from mnemo.domain.scoring import Candidates, clamp01, leg_size, lexical_share
 from mnemo.errors import DependencyError
 from mnemo.ports import SIMILAR_AUTHORS, SIMILAR_STATUSES, IndexDocument, SearchHit, SearchQuery
 
@@ -145,9 +145,10 @@ class OpenSearchIndex(OpenSearchBase):
             knn_scope = q.scope_filter(levels, query.authors, query.statuses, embedding_model=self._embedding_model)
             bodies.append(q.knn_body(query.vector, leg_size(query.top_k), knn_scope, source=q.CANDIDATE_SOURCE))
         bodies.append(q.lexical_body(query.text, leg_size(query.top_k), scope, source=q.CANDIDATE_SOURCE))
-        legs = [self._hits(item) for item in self._run_legs(bodies)]
+        items = self._run_legs(bodies)
+        legs = [self._hits(item) for item in items]
         semantic_hits, lexical_hits = (legs[0], legs[1]) if query.vector is not None else ([], legs[0])
-        return _candidates(semantic_hits, lexical_hits)
+        return _candidates(semantic_hits, lexical_hits, q.query_weight(items[-1], q.query_terms(query.text)))
 
     def similar(self, tenant: str, user_id: str, vector: list[float], k: int,
                 exclude: str | None = None) -> list[SearchHit]:
@@ -170,9 +171,10 @@ class OpenSearchIndex(OpenSearchBase):
         return [SearchHit(memory_id=mid, score=clamp01(cos)) for mid, (_, cos) in ordered]
 
 
-def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]]) -> Candidates:
-    """The union of both legs, one candidate per memory. Transient duplicates (see the module
-    docstring) collapse to the highest version seen; a stale copy contributes no signal."""
+def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str, Any]], most: float) -> Candidates:
+    """The union of both legs, one candidate per memory, the lexical score as a share of the query's
+    maximum `most`. Transient duplicates (see the module docstring) collapse to the highest version
+    seen; a stale copy contributes no signal."""
     newest: dict[str, int] = {}
     for hit in (*semantic_hits, *lexical_hits):
         src = hit.get("_source") or {}
@@ -191,8 +193,9 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
                 sources[mid] = src
         return signal
 
-    lexical = best(lexical_hits, q.bm25_from_lucene)
+    lexical = best(lexical_hits, lambda score: lexical_share(q.bm25_from_lucene(score), most))
     semantic = best(semantic_hits, q.cosine_from_knn_score)
+    in_text = {(hit.get("_source") or {}).get("memory_id") for hit in lexical_hits if "text" in hit.get("matched_queries", ())}
     ids = list(sources)
     return Candidates(
         ids,
@@ -202,6 +205,7 @@ def _candidates(semantic_hits: list[dict[str, Any]], lexical_hits: list[dict[str
         captured_at=[_parse_time(sources[mid].get("captured_at")) for mid in ids],
         text_tokens=[sources[mid].get("text_tokens") for mid in ids],
         links=[{str(other): float(weight) for other, weight in (sources[mid].get("links") or {}).items()} for mid in ids],
+        context_only=[mid in lexical and mid not in in_text for mid in ids],
     )
 
 

@@ -10,7 +10,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mnemo.domain.scoring import BM25_K1
+from mnemo.domain import scoring
+from mnemo.domain.scoring import BM25_K1, bm25_idf
 from mnemo.domain.text import STOPWORDS, tokenize
 from mnemo.ports import LEXICAL_FIELDS, IndexDocument
 
@@ -141,18 +142,53 @@ CANDIDATE_SOURCE = ["memory_id", "version", "importance", "captured_at", "text_t
 
 
 def lexical_body(text: str, size: int, scope: dict[str, Any], *, source: Any = None) -> dict[str, Any]:
-    """BM25 over the lexical fields; `most_fields` sums the boosted per-field scores, the same
-    signal the local index computes."""
-    fields = [f"{name}^{boost}" for name, boost in LEXICAL_FIELDS.items()]
-    return {
+    """BM25 over the lexical fields, the same signal the local index computes: the boosted per-field
+    scores summed, as two named clauses (`text`; the other fields as `context`), so a hit says whether
+    its text matched (`matched_queries`); and, in the same request, the index's document count and each
+    query term's document frequency in `text` (`query_weight_aggregation`), which the share of the
+    query's maximum needs (`scoring.lexical_share`)."""
+    others = [f"{name}^{boost}" for name, boost in LEXICAL_FIELDS.items() if name != "text"]
+    body: dict[str, Any] = {
         "size": size,
         "track_total_hits": False,
         "_source": source if source is not None else {"excludes": ["vector"]},
         "query": {"bool": {
-            "must": [{"multi_match": {"query": text, "fields": fields, "type": "most_fields"}}],
+            "should": [
+                {"multi_match": {"query": text, "fields": [f"text^{LEXICAL_FIELDS['text']}"], "type": "most_fields",
+                                 "_name": "text"}},
+                {"multi_match": {"query": text, "fields": others, "type": "most_fields", "_name": "context"}},
+            ],
+            "minimum_should_match": 1,
             "filter": scope["bool"]["filter"],
         }},
     }
+    terms = query_terms(text)
+    if terms:
+        body["aggs"] = {"query_weight": query_weight_aggregation("text", terms)}
+    return body
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms the `mnemo_text` analyzer makes of a query (`tokenize` is its mirror)."""
+    return sorted(set(tokenize(text)))
+
+
+def query_weight_aggregation(field: str, terms: Sequence[str]) -> dict[str, Any]:
+    """Over the whole index, as BM25's own statistics are (it reads every tenant's documents and
+    returns two numbers per term, never a document): the document count, and per term how many
+    documents hold it in `field`."""
+    return {"global": {}, "aggs": {"per_term": {"filters": {"filters": {t: {"term": {field: t}} for t in terms}}}}}
+
+
+def query_weight(response: Mapping[str, Any], terms: Sequence[str]) -> float:
+    """`scoring.query_weight` from a response carrying `query_weight_aggregation`: the sum of the
+    terms' idf, as Lucene's BM25 computes each (`bm25_idf`). 0 when the response has none."""
+    found = (response.get("aggregations") or {}).get("query_weight")
+    if not found:
+        return 0.0
+    buckets = found.get("per_term", {}).get("buckets", {})
+    count = int(found.get("doc_count") or 0)
+    return scoring.query_weight(bm25_idf(count, int(buckets.get(t, {}).get("doc_count") or 0)) for t in terms)
 
 
 def copies_body(ids_by_tenant: Mapping[str, Sequence[str]], id_field: str = "memory_id") -> dict[str, Any]:
@@ -175,7 +211,7 @@ def bm25_from_lucene(score: float) -> float:
     """OpenSearch's BM25 in the form the local index computes and the ranking was measured with (memories and facts alike). Lucene
     dropped `k1 + 1` from BM25's numerator in Lucene 8 (LUCENE-8563), so OpenSearch's scores are the
     textbook ones over `k1 + 1` (2.2): read as they come, the lexical leg counted 2.2x less on AWS than
-    in every benchmark (`scoring.lexical_score` saturates at a fixed half-score)."""
+    in every benchmark."""
     return score * (BM25_K1 + 1.0)
 
 

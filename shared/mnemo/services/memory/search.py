@@ -49,6 +49,14 @@ def _meets(threshold: float | None, score: float, memory: Memory) -> bool:
     return scoring.meets(threshold, score, enriched=memory.enrichment.state is EnrichmentState.ENRICHED)
 
 
+def _shown_in_order(results: list[ScoredMemory]) -> list[ScoredMemory]:
+    """`results` with the scores `scoring.shown_descending` shows in their order; a capped hit keeps its
+    calibrated score as the `fused` component."""
+    shown = scoring.shown_descending([r.score for r in results])
+    return [r if score == r.score else ScoredMemory(memory=r.memory, score=score, components={**r.components, "fused": r.score})
+            for r, score in zip(results, shown, strict=True)]
+
+
 class SearchHits(NamedTuple):
     """A search's answer: the hits that pass its threshold, and the best of those it read that do not
     (at most WEAKER, best first), so a caller can say what lies below instead of answering nothing."""
@@ -104,14 +112,17 @@ class MemorySearch:
             window = wide.top_k + SPARE_HITS
             ranked = demote_repeats(ranked, {r.memory_id: memories[r.memory_id].normalized_text for r in ranked[:window]},
                                     window)
+        hits = [ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
+                for r in ranked if r.memory_id in visible]
+        folded = rerank and self._reranker.calibration is not None  # type: ignore[union-attr]
+        if folded:  # the reranker's blend is the score: it decides what passes, over everything read
+            hits = self._reranked(command.query, hits, held)
         results: list[ScoredMemory] = []
         below: list[ScoredMemory] = []  # under the threshold, among what was read anyway (no further store call)
-        for r in ranked:
-            if r.memory_id in visible:
-                hit = ScoredMemory(memory=memories[r.memory_id], score=r.score, components=r.components)
-                (results if _meets(command.threshold, hit.score, hit.memory) else below).append(hit)
+        for hit in hits:
+            (results if _meets(command.threshold, hit.score, hit.memory) else below).append(hit)
         weaker = below[:WEAKER] if len(results) < command.top_k else []
-        if rerank:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
+        if rerank and not folded:  # at most PRESCORE_DEPTH, whatever top_k: a bounded cost, the order the benches measure
             results = self._reranked(command.query, results, held)
         results = results[: command.top_k]
         if command.order == "created_at":  # the same hits, newest first ("what did I say last about ...")
@@ -131,16 +142,21 @@ class MemorySearch:
         """The reranker's order of the best RERANK_DEPTH `results`, and of those it `held` down to
         PRESCORE_DEPTH (so a backlog of unindexed memories, which it would encode, never costs more than
         RERANK_DEPTH texts); the others keep their place after them. Only memories the caller sees reach
-        it. It refines an answer the fused ranking already gives: if it fails, that answer stands (logged)."""
+        it. It refines an answer the fused ranking already gives: if it fails, that answer stands (logged).
+        With its calibration it also scores them, a lone hit too, and the answer is in order of score."""
         head = [r for i, r in enumerate(results[: scoring.PRESCORE_DEPTH])
                 if i < scoring.RERANK_DEPTH or r.memory.id in held]
-        if len(head) < 2:
+        if len(head) < (2 if self._reranker.calibration is None else 1):  # type: ignore[union-attr]
             return results
         chosen = {r.memory.id for r in head}
-        return self._reorder(query, head) + [r for r in results if r.memory.id not in chosen]
+        answer = self._reorder(query, head) + [r for r in results if r.memory.id not in chosen]
+        if self._reranker.calibration is None:  # type: ignore[union-attr]
+            return _shown_in_order(answer)
+        return sorted(answer, key=lambda r: -r.score)  # stable: the reranker's order, then the fused one past it
 
     def _reorder(self, query: str, results: list[ScoredMemory]) -> list[ScoredMemory]:
-        """`results` by `scoring.reranked` on the reranker's relevance (the score stays the fused one)."""
+        """`results` by `scoring.reranked` on the reranker's relevance (scored by it where the reranker
+        brings its calibration; otherwise the score stays the fused one)."""
         try:
             relevance = self._reranker.rerank(query, [r.memory for r in results])  # type: ignore[union-attr]
         except DependencyError as exc:
@@ -148,7 +164,7 @@ class MemorySearch:
             return results
         by_id = {r.memory.id: r.memory for r in results}
         order = scoring.reranked([scoring.Ranked(r.memory.id, r.score, r.components) for r in results], relevance,
-                                 self._reranker.share)  # type: ignore[union-attr]
+                                 self._reranker.share, calibration=self._reranker.calibration)  # type: ignore[union-attr]
         return [ScoredMemory(memory=by_id[o.memory_id], score=o.score, components=o.components) for o in order]
 
     def _hydrate(self, principal: Principal, command: RetrieveCommand, scope: NamespaceFilter, scored: scoring.Scored,
