@@ -9,12 +9,14 @@ client, the embedding model and the LLM clients come with the first request that
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from mnemo.domain.semantic_thresholds import semantic_threshold
 from mnemo.domain.timestamps import utcnow
 
 if TYPE_CHECKING:
@@ -39,6 +41,9 @@ if TYPE_CHECKING:
         SearchIndex,
     )
     from mnemo.settings import MnemoSettings
+
+
+logger = logging.getLogger(__name__)
 
 
 class Adapters:
@@ -170,11 +175,19 @@ class Adapters:
     # -- the models: Bedrock, or the local twins ------------------------------------------------
     @cached_property
     def embedder(self) -> Embedder:
+        embedder: Embedder
         if self.settings.embedder == "bedrock":
             from mnemo.adapters.bedrock.embedder import BedrockEmbedder
 
-            return BedrockEmbedder.from_settings(self.settings)
-        return self._minilm
+            embedder = BedrockEmbedder.from_settings(self.settings)
+        else:
+            embedder = self._minilm
+        # /v1/status reports a tenant's enrichment, not the deployment's models: the operator reads the
+        # semantic threshold in force here, once per cold start (docs/scoring.md "In production").
+        threshold = semantic_threshold(embedder.model_id, embedder.dimension)
+        logger.info("embedder %s (%d dimensions): semantic threshold %s, %s", embedder.model_id, embedder.dimension,
+                    threshold.value if threshold.measured else "none (no cosine lift)", threshold.measured_on)
+        return embedder
 
     @cached_property
     def extractor(self) -> Extractor:

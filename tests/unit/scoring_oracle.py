@@ -43,12 +43,14 @@ def score(candidates: Sequence[Candidate], *, now: datetime, weights: Weights = 
             + weights.importance * parts["importance"]
             + weights.recency * parts["recency"]
         )
-        score = calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 and not c.context_only else None)
+        score = calibrate(total, weights.calibration, cosine=c.semantic if c.lexical > 0 and not c.context_only else None,
+                          threshold=weights.semantic_evidence)
         # a match in context alone stays under the floor, unless the memory passes without it
         if (c.context_only and score >= RELEVANCE_FLOOR
                 and calibrate(total - weights.lexical * c.lexical, weights.calibration) < RELEVANCE_FLOOR):
             score = RELEVANCE_FLOOR - _UNEARNED_GAP
-        ranked.append(Ranked(c.memory_id, score, {**parts, "raw": clamp01(total)}))
+        cosine = {"cosine": c.semantic} if c.semantic is not None else {}
+        ranked.append(Ranked(c.memory_id, score, {**parts, "raw": clamp01(total), **cosine}))
     return sorted(ranked, key=best_first)  # equal scores (a context match held under the floor) by raw sum
 
 

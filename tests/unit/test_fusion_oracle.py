@@ -18,7 +18,7 @@ from tests.unit import scoring_oracle as oracle
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 IDS = [f"m{i:02d}" for i in range(40)]
 WEIGHT_SETS = [DEFAULT_WEIGHTS, scoring.Weights(1, 0, 0, 0), scoring.Weights(0, 1, 0, 0, length_pivot=0.0),
-               scoring.Weights(graph_parents=2, graph_decay=0.9)]
+               scoring.Weights(graph_parents=2, graph_decay=0.9), scoring.Weights(semantic_evidence=None)]
 
 
 @st.composite

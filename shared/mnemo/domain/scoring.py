@@ -17,6 +17,12 @@ from typing import Any
 
 BM25_K1 = 1.2
 BM25_B = 0.75
+# Unrelated texts never reach this cosine (MiniLM, LoCoMo dev: hits for another conversation's questions
+# peak at 0.50, p99 0.45), so a hit at or above it that also shares a word with the query is about the
+# query even when the store is too small for BM25 to say so (a term's idf in a one-memory store is 0.29):
+# its cosine lifts it, from RELEVANCE_FLOOR here to 0.9 at cosine 1 (a verbatim query in a store of one).
+# MiniLM's, and the default of `Weights`; a search uses its embedder's (domain/semantic_thresholds.py).
+SEMANTIC_EVIDENCE = 0.59
 
 
 @dataclass(frozen=True)
@@ -45,20 +51,18 @@ class Weights:
     # fitted on the agent-query set's dev third with LoCoMo and LongMemEval dev (bench/README.md "Issue
     # 54"): raw 0.23 reads as RELEVANCE_FLOOR (a memory holding one word of a two-word query once, or
     # the whole query with a weak cosine), a near-verbatim match (raw ≥ 0.6) reads ≥ 0.9. Monotone: the
-    # ranking is the raw one's, except where `SEMANTIC_EVIDENCE` lifts a hit or a match in `context`
+    # ranking is the raw one's, except where `semantic_evidence` lifts a hit or a match in `context`
     # alone is held under the floor (`score`).
     calibration: tuple[tuple[float, float], ...] = ((0.0, 0.0), (0.23, 0.3), (0.6, 0.9), (1.0, 1.0))
+    # The cosine from which a hit sharing a word with the query is lifted to the floor (`semantic_evidence`):
+    # measured per embedder (domain/semantic_thresholds.py), which a search sets here; None lifts nothing.
+    semantic_evidence: float | None = SEMANTIC_EVIDENCE
 
 
 DEFAULT_WEIGHTS = Weights()
 # Calibrated scores below this are unrelated to the query (measured: bench/score_calibration.py). The
 # thought tools drop them by default; a graph neighbour below it cannot be lifted above it.
 RELEVANCE_FLOOR = 0.3
-# Unrelated texts never reach this cosine (MiniLM, LoCoMo dev: hits for another conversation's questions
-# peak at 0.50, p99 0.45), so a hit at or above it that also shares a word with the query is about the
-# query even when the store is too small for BM25 to say so (a term's idf in a one-memory store is 0.29):
-# its cosine lifts it, from RELEVANCE_FLOOR here to 0.9 at cosine 1 (a verbatim query in a store of one).
-SEMANTIC_EVIDENCE = 0.59
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,14 @@ class Scored:
     _rows: dict[str, int] = field(default_factory=dict, repr=False)  # id -> row, built on first use
 
     def ranked_row(self, row: int) -> Ranked:
-        return Ranked(self.candidates.ids[row], self.scores[row], {name: col[row] for name, col in self.parts.items()})
+        """The row as a `Ranked`: its components, and its `cosine` to the query where the semantic leg
+        found it (the raw signal `semantic` is shaped from, and the one an embedder's threshold is
+        measured on: bench/score_calibration.py --via rest reads it through `explain`)."""
+        parts = {name: col[row] for name, col in self.parts.items()}
+        cosine = self.candidates.semantic[row]
+        if cosine is not None:
+            parts["cosine"] = cosine
+        return Ranked(self.candidates.ids[row], self.scores[row], parts)
 
     def ranked(self, depth: int) -> list[Ranked]:
         """The best `depth`, best first."""
@@ -236,21 +247,23 @@ def length_factor(text_tokens: int | None, pivot_tokens: float) -> float:
 
 
 def calibrate(raw: float, knots: Sequence[tuple[float, float]] = DEFAULT_WEIGHTS.calibration, *,
-              cosine: float | None = None, lift: float = 0.0) -> float:
+              cosine: float | None = None, lift: float = 0.0, threshold: float | None = SEMANTIC_EVIDENCE) -> float:
     """The calibrated score of a raw weighted sum: linear between the knots, clamped to [0, 1]; at least
-    the `SEMANTIC_EVIDENCE` lift of the hit's `cosine` when one is given. A `lift` (the focus) is added
-    to the sum, or to the sum that lift stands for where it decides, so it raises a lifted hit too."""
-    evidence = semantic_evidence(cosine)
+    the lift of the hit's `cosine` from `threshold` when one is given (`semantic_evidence`). A `lift` (the
+    focus) is added to the sum, or to the sum that lift stands for where it decides, so it raises a
+    lifted hit too."""
+    evidence = semantic_evidence(cosine, threshold)
     if not lift:
         return max(_through_knots(clamp01(raw), knots), evidence)
     return _through_knots(clamp01(max(raw, _sum_of(evidence, knots)) + lift), knots)
 
 
-def semantic_evidence(cosine: float | None) -> float:
-    """0 below `SEMANTIC_EVIDENCE`; from there linear from RELEVANCE_FLOOR up to 0.9 at cosine 1."""
-    if cosine is None or cosine < SEMANTIC_EVIDENCE:
+def semantic_evidence(cosine: float | None, threshold: float | None = SEMANTIC_EVIDENCE) -> float:
+    """0 below `threshold` (the embedder's, `SEMANTIC_EVIDENCE` for MiniLM; None, unmeasured: always 0);
+    from there linear from RELEVANCE_FLOOR up to 0.9 at cosine 1."""
+    if cosine is None or threshold is None or cosine < threshold:
         return 0.0
-    share = (min(cosine, 1.0) - SEMANTIC_EVIDENCE) / (1.0 - SEMANTIC_EVIDENCE)
+    share = (min(cosine, 1.0) - threshold) / (1.0 - threshold)
     return RELEVANCE_FLOOR + (0.9 - RELEVANCE_FLOOR) * share
 
 
@@ -383,15 +396,17 @@ def score(candidates: Candidates | Sequence[Candidate], *, now: datetime, weight
     recency = [recency_score(t, now, half_life) for t in c.captured_at]
     wl, ws, wi, wr = weights.lexical, weights.semantic, weights.importance, weights.recency
     raw = [wl * a + ws * b + wi * i + wr * r for a, b, i, r in zip(lexical, semantic, importance, recency, strict=True)]
-    knots = weights.calibration
-    # A hit that shares a word with the query is lifted by its cosine alone (semantic_evidence).
+    knots, threshold = weights.calibration, weights.semantic_evidence
+    # A hit that shares a word with the query is lifted by its cosine alone (semantic_evidence), from the
+    # embedder's measured threshold; an unmeasured embedder's cosine lifts nothing.
     # The days the question names (`dates.window`) lift what was captured in them.
     # A window that holds most of what the search found ("in the past few months" over a few months'
     # notes) tells nothing apart: its lift shrinks by the share of the candidates it holds.
     when = [focus_score(t, focus, weights.focus_margin_days, now) for t in c.captured_at] if focus else []
     selective = weights.focus * (1.0 - sum(when) / len(when)) if when else 0.0
     lift = [selective * w for w in when] if when else [0.0] * len(raw)
-    scores = [calibrate(v, knots, cosine=s if lx > 0 and not only else None, lift=f)
+    lifting = threshold is not None
+    scores = [calibrate(v, knots, cosine=s if lx > 0 and lifting and not only else None, lift=f, threshold=threshold)
               for v, s, lx, only, f in zip(raw, c.semantic, c.lexical, c.context_only, lift, strict=True)]
     # Words matched only in a memory's context (the words said before it) or its entities order it, but
     # never lift it over the floor alone: "The car needs new tyres", said after "I prefer oolong tea", is

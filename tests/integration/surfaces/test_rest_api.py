@@ -118,6 +118,8 @@ def test_search_returns_scored_results_with_metadata(http, container) -> None:
     assert best["metadata"] == {"dia_id": "D1:1"} and best["text"] == "Standups are on Tuesdays"
     assert 0 < best["score"] <= 1 and all(r["score"] < best["score"] for r in results["results"][1:])
     assert best["explain"]["lexical"] > 0 and best["explain"]["semantic"] > 0
+    # the query's raw cosine too (what an embedder's semantic threshold is measured on: issue 54)
+    assert best["explain"]["cosine"] >= best["explain"]["semantic"]
     assert results["scope"] == {"tenant": "local", "user_id": "carol", "author": "all"}
     strict = http.post("/v1/memories/search", headers=auth(), json={"query": "standups", "user_id": "carol", "threshold": best["score"] - 1e-5}).json()
     assert [r["id"] for r in strict["results"]] == [best["id"]]

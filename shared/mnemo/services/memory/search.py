@@ -4,10 +4,12 @@ derived and may lag it). `MemoryService.search` checks the permission, meters, s
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import NamedTuple
 
@@ -18,6 +20,7 @@ from mnemo.domain.models import EnrichmentState, Memory, Principal, ScoredMemory
 from mnemo.domain.namespace import NamespaceFilter
 from mnemo.domain.repeats import demote_repeats
 from mnemo.domain.scoring import RECIPES
+from mnemo.domain.semantic_thresholds import semantic_threshold
 from mnemo.errors import DependencyError
 from mnemo.ports import Embedder, MemoryStore, Reranker, SearchIndex, SearchQuery
 
@@ -55,6 +58,12 @@ def _shown_in_order(results: list[ScoredMemory]) -> list[ScoredMemory]:
     shown = scoring.shown_descending([r.score for r in results])
     return [r if score == r.score else ScoredMemory(memory=r.memory, score=score, components={**r.components, "fused": r.score})
             for r, score in zip(results, shown, strict=True)]
+
+
+@functools.cache
+def _with_threshold(weights: scoring.Weights, model_id: str, dimension: int) -> scoring.Weights:
+    """`weights` with the semantic threshold measured for this embedder (None where unmeasured: no lift)."""
+    return replace(weights, semantic_evidence=semantic_threshold(model_id, dimension).value)
 
 
 class SearchHits(NamedTuple):
@@ -95,8 +104,11 @@ class MemorySearch:
         recent = unindexed.result() if unindexed is not None else self._unindexed(scope, command)
         candidates = query_input.merge(self._index.search(probe), query_input.unindexed_candidates(recent, probe.text))
         now = command.now or self._clock()
-        scored = scoring.score(candidates, now=now, weights=recipe.weights, focus=query_input.focus(command.query, now))
-        reach = scoring.reach(scored, recipe.weights) if recipe.expand_graph else {}
+        # Scored with the semantic threshold of the embedder that embedded the query (a property of the model).
+        weights = recipe.weights if self._embedder is None else _with_threshold(
+            recipe.weights, self._embedder.model_id, self._embedder.dimension)
+        scored = scoring.score(candidates, now=now, weights=weights, focus=query_input.focus(command.query, now))
+        reach = scoring.reach(scored, weights) if recipe.expand_graph else {}
         # A reranker that holds what it scores orders the best PRESCORE_DEPTH before the store read, and
         # the first top_k of that order are read; any other reads the best RERANK_DEPTH visible hits.
         held = self._prescore(command.query, scope.tenant, scored) if rerank else {}
@@ -105,7 +117,7 @@ class MemorySearch:
         memories, visible = self._hydrate(principal, wide, scope, order, reach, recent)
         # Only what the caller may see becomes `Ranked` (the rest of the candidates stay columns).
         if recipe.expand_graph:
-            ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=recipe.weights)
+            ranked = scoring.expand(scored, admitted=visible & reach.keys(), among=visible, weights=weights)
         else:
             ranked = scored.among(visible)
         if recipe.repeats:  # over the hits a search reads; the threshold then applies to the lowered score
