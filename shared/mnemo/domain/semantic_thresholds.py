@@ -19,7 +19,8 @@ from mnemo.domain.scoring import SEMANTIC_EVIDENCE
 
 # What an operator runs against a deployment to measure its embedder (bench/README.md "Issue 54: the
 # semantic threshold per embedder"): it prints the cosines of hits for another conversation's questions.
-MEASURE = "PYTHONPATH=shared:. python bench/score_calibration.py DATA --via rest --url URL --key ADMIN_KEY"
+MEASURE = (
+    "PYTHONPATH=shared:. python bench/score_calibration.py LOCOMO_DEV --via rest --url URL --key KEY --model ID --dimension N")
 
 
 @dataclass(frozen=True)
