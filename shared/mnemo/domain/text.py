@@ -11,16 +11,18 @@ STOPWORDS = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords, with a light plural/possessive folding."""
+    """Lower-cased word tokens without stopwords, with a light plural/possessive folding: the steps of
+    the OpenSearch `mnemo_text` analyzer, in its order (possessive, lower case, stopwords, plural)."""
     tokens = []
     for word in _WORD.findall(text.casefold()):
         word = word.strip("'")
         if word.endswith("'s"):
             word = word[:-2]
+        if not word or word in STOPWORDS:  # before the plural fold, as OpenSearch's analyzer: "does" is no "doe"
+            continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
-        if word and word not in STOPWORDS:
-            tokens.append(word)
+        tokens.append(word)
     return tokens
 
 

@@ -53,8 +53,6 @@ def test_the_production_body_creates_the_index_once_and_an_undefined_filter_is_r
 # How `tokenize` (local index) and the `mnemo_text` analyzer (OpenSearch) differ, word by word
 # (docs/index-mapping.md, "Local tokens and OpenSearch tokens"): (text, local tokens, OpenSearch tokens).
 DIFFERENCES = [
-    ("this", ["thi"], []),  # local strips the s before the stopword check
-    ("does", ["doe"], []),
     ("memories stories", ["memorie", "storie"], ["memory", "story"]),  # -ies -> -y in Lucene's minimal stemmer
     ("plus gorgeous", ["plu", "gorgeou"], ["plus", "gorgeous"]),  # -us kept by Lucene
     ("shoes trees", ["shoe", "tree"], ["shoes", "trees"]),  # -oes/-ees kept by Lucene
@@ -62,7 +60,8 @@ DIFFERENCES = [
     ("3.5", ["3", "5"], ["3.5"]),  # UAX#29 keeps a decimal number whole
     ("Straße", ["strasse"], ["straße"]),  # casefold vs lowercase
 ]
-SAME = ["Alice's cats love the garden", "Standups are on Tuesdays at 10am", "boxes classes dresses", "don't"]
+SAME = ["Alice's cats love the garden", "Standups are on Tuesdays at 10am", "boxes classes dresses", "don't",
+        "What does this say"]  # stopwords before the plural fold, as the analyzer (issue 54)
 
 
 @pytest.mark.parametrize(("text", "local", "opensearch"), DIFFERENCES + [(t, tokenize(t), tokenize(t)) for t in SAME])
