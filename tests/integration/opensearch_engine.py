@@ -26,7 +26,8 @@ from mnemo.domain.scoring import BM25_K1, bm25_idf, bm25_term
 from mnemo.domain.text import tokenize
 
 _ids = itertools.count(1)
-_TEXT_FIELDS = ("text", "context", "entities")  # analysed in the mapping (queries.index_body): a `term` matches a token
+# Analysed in the mappings (queries.index_body; fact_queries.fact_index_body): a `term` matches a token
+_TEXT_FIELDS = ("text", "context", "entities", "sentence", "canonical", "names")
 
 
 class Engine:

@@ -15,6 +15,8 @@ from mnemo.ports.access import (
 )
 from mnemo.ports.facts import (
     FACT_LEXICAL_FIELDS,
+    FACT_WEIGHT_FIELD,
+    FACT_WEIGHT_SCALE,
     DerivedFacts,
     DerivedFactStore,
     EntityGraph,
@@ -81,6 +83,8 @@ __all__ = [
     "ErasureMarks",
     "Extractor",
     "FACT_LEXICAL_FIELDS",
+    "FACT_WEIGHT_FIELD",
+    "FACT_WEIGHT_SCALE",
     "FactBackfill",
     "FactDocument",
     "FactErasure",

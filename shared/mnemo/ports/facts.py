@@ -183,6 +183,16 @@ class FactStore(EntityGraph, DerivedFactStore, RecordedFactStore, FactTimeline, 
 # meaning, worth its own words; entity names mostly repeat the sentence's words and only break ties
 # (docs/facts.md).
 FACT_LEXICAL_FIELDS: dict[str, float] = {"sentence": 1.0, "canonical": 1.0, "names": 0.5}
+# A query's maximum, the lexical signal's denominator (`scoring.lexical_share`): its terms' idf summed over
+# FACT_WEIGHT_FIELD, as memories sum theirs over `text`, times FACT_WEIGHT_SCALE. The field is the sentence,
+# every fact's own words; not the canonical form (empty when the sentence already says it that way, so its
+# document frequencies are a fraction of the facts') nor the names (the subject and object only). The scale is
+# what a fact holding the query's words scores besides: its names repeat the sentence's subject and object at
+# their boost, so at x1 a fact that only names the query's person ("Kavya Schmidt lives in Lisbon" for "Where
+# did Kavya Schmidt work?") capped at 1 like the answer and the cosine decided (bench/fact_update_bench.py:
+# `as_of` top edge 0.873 before the share, 0.833 at x1, 0.980 at x1.5; bench/README.md "Issue 54: the facts floor").
+FACT_WEIGHT_FIELD = "sentence"
+FACT_WEIGHT_SCALE = FACT_LEXICAL_FIELDS["sentence"] + FACT_LEXICAL_FIELDS["names"]
 
 
 class FactDocument(BaseModel):
@@ -205,8 +215,10 @@ class FactDocument(BaseModel):
 
 
 class FactHit(BaseModel):
-    """A candidate fact with its raw signals (`lexical`: BM25 over sentence, canonical form and names; `semantic`:
-    cosine of the embedding of the sentence and canonical form, clamped to [0, 1])."""
+    """A candidate fact with its signals, each in [0, 1]: `lexical`, BM25 over sentence, canonical form and names
+    as a share of the query's own maximum (`scoring.lexical_share`: its terms' idf summed over the sentence
+    field, the index's own statistics, times `FACT_WEIGHT_SCALE`); `semantic`, the cosine of the embedding of the sentence and canonical
+    form, clamped."""
 
     fact_uuid: str
     entity_ids: list[str] = Field(default_factory=list)

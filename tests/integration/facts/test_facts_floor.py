@@ -65,3 +65,19 @@ def test_mcp_threshold_refusals_name_the_argument_beside_the_accepted_call(app) 
     assert [error_text(r) for r in refused] == [message for _, message in BAD]
     assert [r.structured_content["error"]["code"] for r in refused] == ["validation_error"] * len(BAD)
     assert not any(r.is_error for r in accepted)
+
+
+def test_a_one_word_query_matching_a_fact_in_a_small_store_passes_the_floor(http) -> None:
+    # Given a two-fact store whose decisions are long objects, so the query names no entity and only its words
+    # and meaning count (issue 54: the lexical signal is a share of the query's own maximum, so a one-word exact
+    # hit is a whole match however few facts there are; with the fixed half-score of 3, "team" here had a fifth
+    # of one and its fact scored 0.19, under the floor)
+    team = record(http, "user", "decided", "the team will use Postgres for the billing service")["edge"]["uuid"]
+    dog = record(http, "user", "decided", "name the dog Biscuit")["edge"]["uuid"]
+    # When the one word is asked with no threshold, then that fact comes back, above the floor
+    default = search(http, "team")
+    assert [e["uuid"] for e in default] == [team] and default[0]["score"] >= FACT_RELEVANCE_FLOOR
+    # Control: the same store with threshold 0 shows the other decision too, below the floor
+    everything = search(http, "team", threshold=0)
+    assert [e["uuid"] for e in everything] == [team, dog]
+    assert everything[1]["score"] < FACT_RELEVANCE_FLOOR

@@ -129,6 +129,44 @@ def test_words_of_the_sentence_and_of_the_entity_names_find_a_fact(adapter) -> N
     assert both["f2"].lexical > both["f1"].lexical > 0  # two query words beat one
 
 
+def test_the_lexical_signal_is_the_local_indexs_share_of_the_querys_maximum_on_every_adapter(adapter) -> None:
+    # Given the same facts in the adapter and in a local fact index (the form every benchmark measured)
+    kind, make = adapter
+    docs = [fact("a", "Alice will renew her passport", ("Alice", "passport")),
+            fact("b", "Bob likes dark roast coffee", ("Bob", "coffee")),
+            fact("c", "Carol needs passport photos for the visa", ("Carol", "visa"))]
+    index, reference = make(), LocalFactIndex()
+    index.upsert(docs)
+    reference.upsert(docs)
+    found = eventually(lambda: {h.fact_uuid: h.lexical for h in index.search(NS, "renew passport", None, 10)})
+    expected = {h.fact_uuid: h.lexical for h in reference.search(NS, "renew passport", None, 10)}
+    # Then each fact's lexical signal is its BM25 as a share of the query's maximum (the idf of "renew" and
+    # "passport" in the sentences), the local index's figure: half the query matched is about half of it
+    assert set(found) == set(expected) == {"a", "c"}
+    assert 0 < expected["c"] < expected["a"] <= 1.0
+    if kind in ("local", "engine", "engine-aoss"):
+        assert found == pytest.approx(expected, rel=1e-6)
+    else:  # another BM25 implementation (its own length norms): the same scale, not the same digits
+        assert found == pytest.approx(expected, rel=0.3)
+    # A one-word query's exact hit (in the sentence and the names) is about a whole match in a three-fact store,
+    # as it would be among thousands (the emulator's own BM25 gives this one about half: 0.53 against 0.96)
+    coffee = eventually(lambda: hits(index, "coffee").get("b", FactHit(fact_uuid="")).lexical)
+    assert coffee >= (0.9 if kind in ("local", "engine", "engine-aoss") else 0.5)
+
+
+def test_a_fact_that_only_names_the_person_asked_about_scores_less_than_the_one_that_answers(adapter) -> None:
+    # Given two facts of one person: the names field repeats her name, so without `FACT_WEIGHT_SCALE` both
+    # would reach the query's maximum and tie at 1
+    _, make = adapter
+    index = make()
+    index.upsert([fact("work", "Kavya Schmidt works at Stark", ("Kavya Schmidt", "Stark")),
+                  fact("home", "Kavya Schmidt lives in Lisbon", ("Kavya Schmidt", "Lisbon")),
+                  fact("other", "Elena Moreno works at Tyrell", ("Elena Moreno", "Tyrell"))])
+    # When asked where she worked, then the fact that says it has the stronger lexical signal, under 1
+    found = eventually(lambda: hits(index, "Where did Kavya Schmidt work?"))
+    assert 1.0 >= found["work"].lexical > found["home"].lexical > found["other"].lexical > 0
+
+
 def test_the_canonical_form_finds_a_fact_said_in_other_words(adapter) -> None:
     # Given Alice's facts, one said as "joined" (canonical: works at), others about her in other relations
     _, make = adapter

@@ -14,9 +14,9 @@ from mnemo.adapters.opensearch import fact_queries as fq
 from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.facts import OpenSearchFactIndex
 from mnemo.domain.namespace import Namespace
-from mnemo.domain.scoring import BM25_K1
+from mnemo.domain.scoring import BM25_K1, bm25_idf
 from mnemo.errors import DependencyError
-from mnemo.ports import FactDocument
+from mnemo.ports import FACT_WEIGHT_SCALE, FactDocument
 from tests.conftest import TEMPLATE
 from tests.integration.indexes.test_opensearch_contract import (
     ALREADY_EXISTS,
@@ -125,9 +125,15 @@ def test_the_facts_index_name_is_covered_by_the_deployments_index_permissions() 
 
 
 # -- requests ----------------------------------------------------------------------------------
+# The query's maximum for "Alice" from the lexical leg's aggregation (`QUERY_WEIGHT` of test_opensearch_contract's
+# `msearch`: 100 documents, alice in the sentence of 5).
+ALICE_MOST = bm25_idf(100, 5) * FACT_WEIGHT_SCALE
+
+
 def test_search_puts_the_graph_filter_inside_knn_and_on_the_lexical_leg(recorder: Recorder) -> None:  # noqa: F811
     index = make(recorder, "none", ensured=False)
-    recorder.reply(msearch([fact_hit("f1", 1.6), fact_hit("f2", 0.5)], [fact_hit("f1", 2.5, _id="dup")]))
+    recorder.reply(msearch([fact_hit("f1", 1.6), fact_hit("f2", 0.5)],
+                           [fact_hit("f1", 0.8, _id="dup"), fact_hit("f3", 2.5)]))
 
     hits = {h.fact_uuid: h for h in index.search(NS, "Alice", [0.5] * DIM, 7)}
 
@@ -136,13 +142,43 @@ def test_search_puts_the_graph_filter_inside_knn_and_on_the_lexical_leg(recorder
     spec = knn["query"]["knn"]["vector"]
     assert spec["k"] == 7 and terms_of(spec["filter"]) == {"tenant": "t1", "user_id": "u1", "group_id": "team",
                                                            "embedding_model": MODEL}
-    assert terms_of({"bool": {"filter": lexical["query"]["bool"]["filter"]}}) == {
-        "tenant": "t1", "user_id": "u1", "group_id": "team"}
-    assert lexical["query"]["bool"]["must"][0]["multi_match"]["fields"] == ["sentence^1.0", "canonical^1.0", "names^0.5"]
-    assert set(hits) == {"f1", "f2"}  # one hit per fact, both legs merged
-    assert hits["f1"].lexical == pytest.approx(2.5 * (BM25_K1 + 1)) and hits["f1"].semantic == pytest.approx(0.6)
-    # (Lucene's BM25 times k1 + 1: the local fact index's form, LUCENE-8563)
-    assert hits["f2"].semantic == 0.0 and hits["f1"].names == ["Alice"] and hits["f1"].entity_ids == ["e1"]
+    assert lexical == {
+        "size": 7, "track_total_hits": False, "_source": fq.FACT_HIT_SOURCE,
+        "query": {"bool": {
+            "must": [{"multi_match": {"query": "Alice", "fields": ["sentence^1.0", "canonical^1.0", "names^0.5"],
+                                      "type": "most_fields"}}],
+            "filter": [{"term": {"tenant": "t1"}}, {"term": {"user_id": "u1"}}, {"term": {"group_id": "team"}}],
+        }},
+        # the query's maximum: the whole index's document count and each analysed term's document frequency in
+        # the sentence (FACT_WEIGHT_FIELD), in the same request
+        "aggs": {"query_weight": {"global": {}, "aggs": {"per_term": {"filters": {"filters": {
+            "alice": {"term": {"sentence": "alice"}}}}}}}},
+    }
+    assert set(hits) == {"f1", "f2", "f3"}  # one hit per fact, both legs merged
+    # Lucene's BM25 times k1 + 1 (the local fact index's form, LUCENE-8563), as a share of the query's maximum,
+    # capped at 1
+    assert hits["f1"].lexical == pytest.approx(0.8 * (BM25_K1 + 1) / ALICE_MOST) and 0 < hits["f1"].lexical < 1
+    assert hits["f3"].lexical == 1.0 and 2.5 * (BM25_K1 + 1) > ALICE_MOST
+    assert hits["f1"].semantic == pytest.approx(0.6)
+    assert hits["f2"].semantic == 0.0 and hits["f2"].lexical == 0.0
+    assert hits["f1"].names == ["Alice"] and hits["f1"].entity_ids == ["e1"]
+
+
+def test_a_lexical_leg_answered_without_its_aggregation_counts_no_words(recorder: Recorder) -> None:  # noqa: F811
+    # Given a lexical leg whose answer lacks the query's maximum (a proxy stripping aggregations), the words
+    # count nothing rather than an unscaled BM25 (the fused score's [0, 1] would not hold); the semantic leg stands
+    index = make(recorder, "none", ensured=False)
+    answer = msearch([fact_hit("f1", 1.6)], [fact_hit("f1", 0.8)])
+    del answer["responses"][-1]["aggregations"]
+    recorder.reply(answer)
+    (hit,) = index.search(NS, "Alice", [0.5] * DIM, 7)
+    assert hit.lexical == 0.0 and hit.semantic == pytest.approx(0.6)
+
+
+def test_a_query_of_stopwords_only_asks_for_no_aggregation() -> None:
+    # The positive control is the pinned body above: a query with a term carries `aggs`
+    assert "aggs" not in fq.fact_lexical_body("the in", 5, fq.fact_scope(NS))
+    assert set(fq.fact_lexical_body("Alice", 5, fq.fact_scope(NS))["aggs"]) == {"query_weight"}
 
 
 def test_search_without_a_vector_sends_the_lexical_leg_only_and_a_missing_index_finds_nothing(

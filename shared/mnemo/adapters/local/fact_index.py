@@ -1,4 +1,5 @@
-"""`FactIndex` in process: BM25 over each fact's sentence, canonical form and entity names, exact
+"""`FactIndex` in process: BM25 over each fact's sentence, canonical form and entity names, as a share of
+the query's own maximum (`ports.FACT_WEIGHT_FIELD`, `FACT_WEIGHT_SCALE`; the partition's statistics), exact
 cosine over its embedding, partitioned by (tenant, user, group) so a query only ever reads its own graph.
 
 Fact sets are small next to memories (a sentence each), so a partition is scored in full with plain
@@ -13,12 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 from mnemo.domain.namespace import Namespace
-from mnemo.domain.scoring import bm25_idf, bm25_term, clamp01
+from mnemo.domain.scoring import bm25_idf, bm25_term, clamp01, lexical_share, query_weight
 from mnemo.domain.text import tokenize
-from mnemo.ports import FACT_LEXICAL_FIELDS, FactDocument, FactHit
+from mnemo.ports import FACT_LEXICAL_FIELDS, FACT_WEIGHT_FIELD, FACT_WEIGHT_SCALE, FactDocument, FactHit
 
 Partition = tuple[str, str, str]
-_SENTENCE, _NAMES, _CANONICAL = (FACT_LEXICAL_FIELDS[field] for field in ("sentence", "names", "canonical"))
+_FIELDS = ("sentence", "names", "canonical")  # the order of each row's term counts
 
 
 class LocalFactIndex:
@@ -60,12 +61,15 @@ class LocalFactIndex:
         if not rows:
             return []
         query = set(tokenize(text))
-        fields = [_Stats(query, [r[1] for r in rows]), _Stats(query, [r[2] for r in rows]),
-                  _Stats(query, [r[3] for r in rows])]
-        lexical = {doc.fact_uuid: _SENTENCE * fields[0].score(terms) + _NAMES * fields[1].score(names)
-                   + _CANONICAL * fields[2].score(canonical) for doc, terms, names, canonical in rows}
+        counts = [(doc, dict(zip(_FIELDS, (sentence, names, canonical), strict=True)))
+                  for doc, sentence, names, canonical in rows]
+        fields = {name: _Stats(query, [terms[name] for _, terms in counts]) for name in _FIELDS}
+        bm25 = {doc.fact_uuid: sum((FACT_LEXICAL_FIELDS[name] * fields[name].score(terms[name]) for name in _FIELDS), 0.0)
+                for doc, terms in counts}
+        most = fields[FACT_WEIGHT_FIELD].query_weight() * FACT_WEIGHT_SCALE
+        lexical = {u: lexical_share(v, most) for u, v in bm25.items()}
         semantic = {row[0].fact_uuid: clamp01(_cosine(vector, row[0].vector)) for row in rows} if vector else {}
-        top = [u for u, s in sorted(lexical.items(), key=lambda x: -x[1])[:k] if s > 0]
+        top = [u for u, s in sorted(bm25.items(), key=lambda x: -x[1])[:k] if s > 0]  # the leg's order: BM25, uncapped
         top += sorted(semantic, key=lambda u: -semantic[u])[:k]
         docs = {row[0].fact_uuid: row[0] for row in rows}
         return [FactHit(fact_uuid=u, entity_ids=docs[u].entity_ids, names=docs[u].names, lexical=lexical[u],
@@ -78,6 +82,10 @@ class _Stats:
     def __init__(self, query: set[str], counts: list[Counter[str]]) -> None:
         self.avg = sum(sum(c.values()) for c in counts) / max(len(counts), 1)
         self.idf = {t: bm25_idf(len(counts), sum(1 for c in counts if t in c)) for t in query}
+
+    def query_weight(self) -> float:
+        """The most the query can score in this field (`scoring.query_weight`): its terms' idf summed."""
+        return query_weight(self.idf.values())
 
     def score(self, terms: Counter[str]) -> float:
         length = sum(terms.values())

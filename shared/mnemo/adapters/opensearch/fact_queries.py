@@ -14,7 +14,7 @@ from typing import Any
 
 from mnemo.adapters.opensearch import queries as q
 from mnemo.domain.namespace import Namespace
-from mnemo.ports import FACT_LEXICAL_FIELDS, FactDocument
+from mnemo.ports import FACT_LEXICAL_FIELDS, FACT_WEIGHT_FIELD, FactDocument
 
 # Bump on an incompatible mapping change; `python -m mnemo.cli reindex` fills the new index.
 FACT_MAPPING_VERSION = 2  # 2: `canonical` (the fact in canonical words)
@@ -83,9 +83,11 @@ def fact_knn_body(vector: Sequence[float], k: int, scope: dict[str, Any]) -> dic
 
 def fact_lexical_body(text: str, k: int, scope: dict[str, Any]) -> dict[str, Any]:
     """BM25 over the sentence, the canonical form and (boosted down) the entity names, summed: the
-    local index's signal."""
+    local index's signal; and, in the same request, the index's document count and each query term's
+    document frequency in `FACT_WEIGHT_FIELD`, the sentence (`queries.query_weight_aggregation`), from which the query's maximum
+    is made (`scoring.lexical_share`), as memories make theirs from `text`."""
     fields = [f"{name}^{boost}" for name, boost in FACT_LEXICAL_FIELDS.items()]
-    return {
+    body: dict[str, Any] = {
         "size": k,
         "track_total_hits": False,
         "_source": FACT_HIT_SOURCE,
@@ -94,6 +96,10 @@ def fact_lexical_body(text: str, k: int, scope: dict[str, Any]) -> dict[str, Any
             "filter": scope["bool"]["filter"],
         }},
     }
+    terms = q.query_terms(text)
+    if terms:
+        body["aggs"] = {"query_weight": q.query_weight_aggregation(FACT_WEIGHT_FIELD, terms)}
+    return body
 
 
 def fact_copies_body(fact_uuids: Mapping[str, Sequence[str]]) -> dict[str, Any]:

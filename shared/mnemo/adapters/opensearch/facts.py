@@ -29,9 +29,9 @@ from mnemo.adapters.opensearch import fact_queries as fq
 from mnemo.adapters.opensearch import queries as q
 from mnemo.adapters.opensearch.base import Legs, OpenSearchBase, Service, build_client
 from mnemo.domain.namespace import Namespace
-from mnemo.domain.scoring import clamp01
+from mnemo.domain.scoring import clamp01, lexical_share
 from mnemo.errors import DependencyError
-from mnemo.ports import FactDocument, FactHit
+from mnemo.ports import FACT_WEIGHT_SCALE, FactDocument, FactHit
 
 if TYPE_CHECKING:
     from mnemo.settings import MnemoSettings
@@ -135,7 +135,8 @@ class OpenSearchFactIndex(OpenSearchBase):
 
     # -- reads ----------------------------------------------------------------------------
     def search(self, namespace: Namespace, text: str, vector: list[float] | None, k: int) -> list[FactHit]:
-        """The BM25 leg and (with `vector`) the k-NN leg, `k` hits each, one hit per fact."""
+        """The BM25 leg and (with `vector`) the k-NN leg, `k` hits each, one hit per fact; its BM25 as a share
+        of the query's maximum, which the lexical leg's aggregation gives (`fact_queries.fact_lexical_body`)."""
         if k <= 0:
             return []
         bodies: list[dict[str, Any]] = []
@@ -144,8 +145,10 @@ class OpenSearchFactIndex(OpenSearchBase):
             scope = fq.fact_scope(namespace, embedding_model=self._embedding_model)
             bodies.append(fq.fact_knn_body(vector, k, scope))
         bodies.append(fq.fact_lexical_body(text, k, fq.fact_scope(namespace)))
-        legs = [self._hits(item) for item in self._run_legs(bodies)]
+        items = self._run_legs(bodies)
+        legs = [self._hits(item) for item in items]
         semantic_hits, lexical_hits = (legs[0], legs[1]) if vector is not None else ([], legs[0])
+        most = q.query_weight(items[-1], q.query_terms(text)) * FACT_WEIGHT_SCALE  # from the lexical leg's own aggregation
         found: dict[str, FactHit] = {}
         for leg, hits in (("lexical", lexical_hits), ("semantic", semantic_hits)):
             for hit in hits:
@@ -154,7 +157,8 @@ class OpenSearchFactIndex(OpenSearchBase):
                 if not uuid:
                     continue
                 raw = float(hit.get("_score") or 0.0)
-                value = q.bm25_from_lucene(raw) if leg == "lexical" else clamp01(q.cosine_from_knn_score(raw))
+                value = (lexical_share(q.bm25_from_lucene(raw), most) if leg == "lexical"
+                         else clamp01(q.cosine_from_knn_score(raw)))
                 current = found.get(uuid) or FactHit(fact_uuid=uuid, entity_ids=list(src.get("entity_ids") or []),
                                                      names=list(src.get("names") or []))
                 found[uuid] = current.model_copy(update={leg: max(getattr(current, leg), value)})
