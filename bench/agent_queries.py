@@ -187,7 +187,7 @@ def summarise(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-FLOORS = (0.0, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
+FLOORS = (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
 
 
 def facts_lines(rows: list[dict[str, Any]], held_out: bool = False) -> list[str]:
