@@ -101,6 +101,12 @@ def feedback(beta: float, top: int, weight: float) -> Ranker:
     return rank
 
 
+def half_score(bm25: float) -> float:
+    """The lexical leg's fixed half-score as these rounds measured it (`bm25 / (bm25 + 6)`; issue 54
+    replaced it in the product with the share of the query's own maximum, `scoring.lexical_share`)."""
+    return bm25 / (bm25 + 6.0) if bm25 > 0 else 0.0
+
+
 def session_list(weight: float) -> Ranker:
     """A per-session representation (its turns' text concatenated: BM25 over sessions, and the cosine of
     its turns' mean vector, 0.5 each) ranks sessions; a turn gets its session's rank as a second list."""
@@ -115,7 +121,7 @@ def session_list(weight: float) -> Ranker:
             ctx["sessions"] = keys, Bm25Baseline(texts), means
         keys, bm25, means = ctx["sessions"]
         lexical, cosine = bm25.scores(q), means @ _unit(qv)
-        fused = {k: 0.5 * scoring.lexical_score(lexical.get(i, 0.0)) + 0.5 * max(0.0, float(cosine[i]))
+        fused = {k: 0.5 * half_score(lexical.get(i, 0.0)) + 0.5 * max(0.0, float(cosine[i]))
                  for i, k in enumerate(keys)}
         place = {k: i for i, k in enumerate(sorted(fused, key=lambda k: (-fused[k], str(k))))}
         return _rrf(_order(_scores(ctx, q, qv, now)), {m: place[s] for m, s in ctx["session"].items()}, weight)
@@ -124,7 +130,8 @@ def session_list(weight: float) -> Ranker:
 
 def candidate_sessions(weight: float) -> Ranker:
     """The same from the candidates alone (what a search has in hand): a session is the candidates
-    with one `captured_at`; lexical = saturate(sum of their BM25), semantic = their mean cosine."""
+    with one `captured_at`; lexical = half_score(sum of their lexical signals: BM25 when measured, shares
+    since issue 54), semantic = their mean cosine."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         found = _search(ctx, q, qv)
         groups: dict[Any, tuple[list[float], list[float]]] = {}
@@ -132,7 +139,7 @@ def candidate_sessions(weight: float) -> Ranker:
             group = groups.setdefault(at, ([], []))
             group[0].append(lexical)
             group[1].append(cosine or 0.0)
-        fused = {at: 0.5 * scoring.lexical_score(sum(lx)) + 0.5 * max(0.0, sum(cs) / len(cs))
+        fused = {at: 0.5 * half_score(sum(lx)) + 0.5 * max(0.0, sum(cs) / len(cs))
                  for at, (lx, cs) in groups.items()}
         place = {at: i for i, at in enumerate(sorted(fused, key=lambda a: -fused[a]))}
         at_of = dict(zip(found.ids, found.captured_at, strict=True))

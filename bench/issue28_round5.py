@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "shared"), str(REPO)]
 
-from bench.issue28_round3 import DEPTH, Ranker, _rrf, _search, arguments, run  # noqa: E402
+from bench.issue28_round3 import DEPTH, Ranker, _rrf, _search, arguments, half_score, run  # noqa: E402
 from bench.issue28_round4 import production, production_hits  # noqa: E402
 from bench.locomo.baselines import Bm25Baseline  # noqa: E402
 from mnemo.domain import scoring  # noqa: E402
@@ -63,7 +63,7 @@ def sentence_list(weight: float, min_words: int = 3) -> Ranker:
 
 def sentence_lift(gamma: float, min_words: int = 3) -> Ranker:
     """Score level: a hit whose best sentence matches the query better than the whole turn does (both
-    BM25 saturated as the lexical leg is) gains `gamma` × the lexical weight × the difference on its raw
+    BM25 through the half-score the lexical leg then had) gains `gamma` × the lexical weight × the difference on its raw
     sum, recalibrated; then round 4's demotion, as production."""
     def rank(ctx: dict[str, Any], q: str, qv: list[float], now: Any) -> list[str]:
         window = DEPTH + SPARE_HITS
@@ -71,7 +71,7 @@ def sentence_lift(gamma: float, min_words: int = 3) -> Ranker:
         bm25, owners = _sentences(ctx, min_words)
         best: dict[str, float] = {}
         for s, value in bm25.scores(q).items():
-            best[owners[s]] = max(best.get(owners[s], 0.0), scoring.lexical_score(value))
+            best[owners[s]] = max(best.get(owners[s], 0.0), half_score(value))
         lifted = []
         for h in hits:
             gain = max(0.0, best.get(h.memory_id, 0.0) - h.components.get("lexical", 0.0))

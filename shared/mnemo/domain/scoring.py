@@ -13,6 +13,7 @@ import math
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from itertools import accumulate
 from typing import Any
 
 BM25_K1 = 1.2
@@ -212,11 +213,6 @@ def bm25_term(tf: Any, idf: float, doc_len: Any, avg_len: float) -> Any:
     return idf * tf * (BM25_K1 + 1.0) / (tf + norm)
 
 
-def saturate(value: float, half: float) -> float:
-    """Map [0, inf) onto [0, 1) monotonically; `half` maps to 0.5."""
-    return value / (value + half) if value > 0 else 0.0
-
-
 def lexical_share(bm25: float, most: float) -> float:
     """A BM25 score (the boosted sum over `LEXICAL_FIELDS`) as a share of the query's own maximum,
     `most`: the sum of its terms' idf in the text field (`query_weight`), what a memory of average
@@ -351,10 +347,7 @@ def shown_descending(scores: Sequence[float]) -> list[float]:
     score shown above it, so a response reads in descending order of its scores (seed 003 tells an agent
     to compare them) and still passes every threshold its hits passed. A hit the reranker moved down
     shows the score of the one it now follows; one it moved up keeps its own (never raised)."""
-    shown: list[float] = []
-    for value in scores:
-        shown.append(min(value, shown[-1]) if shown else value)
-    return shown
+    return list(accumulate(scores, min))
 
 
 def prescored(scored: Scored, relevance: Mapping[str, float], share: float, depth: int = PRESCORE_DEPTH) -> Scored:
